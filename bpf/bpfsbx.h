@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bpfsbx.h - the ABI between the BPF programs in bpf/ and everything in
+ * user space (the daemon, the policy compiler, the tests).
+ *
+ * Plain C types only: this file is included both by *.bpf.c (after
+ * vmlinux.h) and by ordinary C, so it must not pull in kernel or libc
+ * headers. Every struct has explicit padding and a size assertion, because
+ * a silent layout mismatch between the two sides disables enforcement
+ * without any error (see agentsh#349 in shared/reference).
+ *
+ * Object identity. Files are named by the kernel's own view of an inode:
+ * (sb->s_dev, i_ino). sb->s_dev is the kernel-internal dev_t
+ * (MAJOR << 20 | MINOR), not the st_dev that stat(2) reports; user space
+ * obtains it from /proc/self/fdinfo (ino) and /proc/self/mountinfo (the
+ * mount's major:minor), which also gives the right answer on overlayfs
+ * and btrfs where stat(2) does not agree with the kernel.
+ */
+#ifndef BPFSBX_H
+#define BPFSBX_H
+
+#ifndef __BPF__
+#include <linux/types.h>
+#endif
+
+#define SBX_ABI_VERSION 1
+
+/* ---- verdicts -------------------------------------------------------- */
+
+/*
+ * Ordered by restrictiveness: between equally specific rules the larger
+ * value wins, so "deny wins" is a max().
+ */
+enum sbx_verdict {
+	SBX_V_NONE  = 0,	/* no rule here */
+	SBX_V_ALLOW = 1,
+	SBX_V_AUDIT = 2,	/* allow and record */
+	SBX_V_ASK   = 3,	/* deny now, escalate to a person */
+	SBX_V_DENY  = 4,
+	SBX_V_MAX
+};
+
+/* ---- access classes of file rules ----------------------------------- */
+
+enum sbx_access {
+	SBX_ACC_READ  = 0,	/* open for read, directory listing */
+	SBX_ACC_WRITE = 1,	/* open for write/append/trunc, create, unlink,
+				 * rename, link, symlink, mkdir, rmdir, truncate,
+				 * chmod, chown, connect to a unix socket */
+	SBX_ACC_EXEC  = 2,	/* execve of the file, PROT_EXEC mappings */
+	SBX_ACC_MAX
+};
+
+#define SBX_ACCBIT(a)	(1u << (a))
+
+/* ---- operations, as reported in events ------------------------------ */
+
+enum sbx_op {
+	SBX_OP_NONE = 0,
+	SBX_OP_OPEN_READ,
+	SBX_OP_OPEN_WRITE,
+	SBX_OP_CREATE,
+	SBX_OP_MKDIR,
+	SBX_OP_UNLINK,
+	SBX_OP_RMDIR,
+	SBX_OP_RENAME_FROM,
+	SBX_OP_RENAME_TO,
+	SBX_OP_LINK_FROM,
+	SBX_OP_LINK_TO,
+	SBX_OP_SYMLINK,
+	SBX_OP_TRUNCATE,
+	SBX_OP_CHMOD,
+	SBX_OP_CHOWN,
+	SBX_OP_EXEC,
+	SBX_OP_MMAP_EXEC,
+	SBX_OP_CONNECT,
+	SBX_OP_SENDMSG,
+	SBX_OP_UNIX_CONNECT,
+	SBX_OP_SOCKET_CREATE,
+	SBX_OP_BPF,
+	SBX_OP_PTRACE,
+	SBX_OP_SIGNAL,
+	SBX_OP_MOUNT,
+	SBX_OP_USERNS,
+	SBX_OP_CGROUP_ESCAPE,
+	SBX_OP_PROC_ACCESS,
+	SBX_OP_SETXATTR,
+	SBX_OP_MAX
+};
+
+/* ---- name hashing (identical on both sides) ------------------------- */
+
+/*
+ * Names are never compared as strings in the kernel; they are hashed with
+ * FNV-1a 64 and looked up. The kernel computes these over dentry names;
+ * policy/ computes them over the names in patterns. See policy/hash.c for
+ * the user-space twin and tests/unit for the vectors that pin both.
+ *
+ *   component hash  = fnv1a64(name bytes, in order)
+ *   prefix-L hash   = fnv1a64(first L bytes)           (pattern "lit*")
+ *   suffix-L hash   = fnv1a64(last L bytes, REVERSED)   (pattern "*lit")
+ *   chain hash      = h = SBX_CHAIN_SEED;
+ *                     for each component top-down: h = sbx_mix64(h ^ comp)
+ */
+#define SBX_FNV_OFFSET	0xcbf29ce484222325ULL
+#define SBX_FNV_PRIME	0x100000001b3ULL
+#define SBX_CHAIN_SEED	0x9e3779b97f4a7c15ULL
+
+static inline __u64 sbx_mix64(__u64 x)
+{
+	/* splitmix64 finaliser: chains of equal components must not cancel */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+#define SBX_NAME_MAX		255	/* NAME_MAX */
+#define SBX_GLOB_LIT_MAX	63	/* literal part of "lit*" / "*lit" */
+#define SBX_CHAIN_MAX		8	/* missing components below an anchor */
+
+/* ---- file rule maps -------------------------------------------------- */
+
+/*
+ * A rule at a node applies to the node and to everything below it.
+ * Specificity: a match found closer to the object wins ("level" 0 is the
+ * object itself); at the same level an exact path (inode or chain rule)
+ * beats an exact basename, which beats a wildcard basename; then the
+ * larger verdict wins. Rule order in the policy never matters.
+ */
+enum sbx_rank {
+	SBX_RANK_EXACT = 0,	/* inode rule or chain rule */
+	SBX_RANK_NAME  = 1,	/* exact basename anywhere ("NAME") */
+	SBX_RANK_GLOB  = 2,	/* wildcard basename ("*.pem", "credentials*") */
+	SBX_RANK_NONE  = 3
+};
+
+struct sbx_file_rule {
+	__u8  verdict[SBX_ACC_MAX];	/* enum sbx_verdict per access class */
+	__u8  chain_mask;	/* inode rules only: bit (m-1) set when chain
+				 * rules of m components hang below this inode */
+	__u32 rule_id[SBX_ACC_MAX];	/* index into the policy's rule table */
+};
+
+/* Existing object (or anchor directory), named by inode identity. */
+struct sbx_inode_key {
+	__u32 policy_id;
+	__u32 dev;		/* kernel sb->s_dev */
+	__u64 ino;
+};
+
+/*
+ * Path that did not exist when the policy was compiled: the nearest
+ * existing ancestor (the anchor) plus the m missing names below it.
+ * "~/.aws/" before ~/.aws exists is anchor=$HOME, m=1, chain(".aws").
+ */
+struct sbx_chain_key {
+	__u32 policy_id;
+	__u32 dev;		/* anchor */
+	__u64 ino;		/* anchor */
+	__u64 hash;		/* chain hash of the m names */
+	__u32 m;		/* 1..SBX_CHAIN_MAX */
+	__u32 _pad;
+};
+
+enum sbx_name_kind {
+	SBX_NAME_EXACT  = 0,	/* "NAME": whole component */
+	SBX_NAME_PREFIX = 1,	/* "lit*" */
+	SBX_NAME_SUFFIX = 2,	/* "*lit" */
+};
+
+/* Basename rules: match any path component, wherever it is. */
+struct sbx_name_key {
+	__u32 policy_id;
+	__u8  kind;		/* enum sbx_name_kind */
+	__u8  len;		/* length of the literal part (0 for EXACT
+				 * names longer than SBX_GLOB_LIT_MAX) */
+	__u16 _pad;
+	__u64 hash;
+};
+
+/* ---- network rule maps ---------------------------------------------- */
+
+#define SBX_NET_PORT_RULES	16
+
+struct sbx_net_port_rule {
+	__u16 port_lo;		/* host byte order; 0..65535 = any port */
+	__u16 port_hi;
+	__u8  verdict;
+	__u8  proto;		/* 0 any, 6 TCP, 17 UDP */
+	__u16 _pad;
+	__u32 rule_id;
+};
+
+/*
+ * Value of an LPM entry. The compiler pushes the rules of every covering
+ * (shorter) prefix down into the more specific entries, sorted most
+ * specific first, so the kernel needs one trie lookup and a first-match
+ * scan of at most SBX_NET_PORT_RULES entries.
+ */
+struct sbx_net_rule {
+	__u32 count;
+	__u32 _pad;
+	struct sbx_net_port_rule r[SBX_NET_PORT_RULES];
+};
+
+/* prefixlen = 32 (policy_id) + CIDR bits */
+struct sbx_net4_key {
+	__u32 prefixlen;
+	__u32 policy_id;	/* big-endian in the key: it is part of the prefix */
+	__u8  addr[4];
+};
+
+struct sbx_net6_key {
+	__u32 prefixlen;
+	__u32 policy_id;	/* big-endian in the key */
+	__u8  addr[16];
+};
+
+/* ---- sessions -------------------------------------------------------- */
+
+enum sbx_policy_flags {
+	SBX_PF_AUDIT_ALLOWED	= 1u << 0,	/* reserved: audit-only mode */
+	SBX_PF_HAS_GRANTS	= 1u << 1,	/* look up sbx_grants on ask */
+	SBX_PF_PROC_OTHERS	= 1u << 2,	/* protect /proc/<pid>/{mem,environ,...}
+						 * of processes outside the session */
+	SBX_PF_ALLOW_MEMFD_EXEC	= 1u << 3,
+	SBX_PF_ALLOW_SETUID	= 1u << 4,
+	SBX_PF_ALLOW_USERNS	= 1u << 5,
+};
+
+/*
+ * Everything a hook needs about the session's policy, kept in the session
+ * value itself: one lookup finds the subject and its policy, and a policy
+ * swap is one atomic map update.
+ */
+struct sbx_policy_hdr {
+	__u32 policy_id;
+	__u32 flags;			/* enum sbx_policy_flags */
+	__u8  file_default[SBX_ACC_MAX];/* verdict when no rule matches */
+	__u8  net_default;
+	__u8  unix_default;		/* AF_UNIX connect when no file rule */
+	__u8  proc_verdict;		/* for SBX_PF_PROC_OTHERS */
+	__u8  max_chain;		/* longest chain rule, 0..SBX_CHAIN_MAX */
+	__u8  _pad0;
+	__u32 file_default_rule[SBX_ACC_MAX];
+	__u32 net_default_rule;
+	/*
+	 * Length filters for basename rules: bit L set when a rule has a
+	 * literal of L bytes (1..63). Bit 0 of exact_len_mask means "some
+	 * exact name is 64 bytes or longer". A component whose length has no
+	 * bit set is never read or hashed.
+	 */
+	__u64 exact_len_mask;
+	__u64 prefix_len_mask;
+	__u64 suffix_len_mask;
+};
+
+struct sbx_session {
+	struct sbx_policy_hdr pol;
+	__u32 uid;			/* owner of the session */
+	__u32 _pad;
+	__u64 serial;			/* daemon's session number */
+};
+
+/* ---- grants: a person's answer to an ask ---------------------------- */
+
+/*
+ * Grants only ever turn an ASK into ALLOW for the session they belong
+ * to; they never override a DENY. They are consulted only after the
+ * policy said ask, so they cost nothing on the fast path.
+ */
+enum sbx_grant_kind {
+	SBX_GK_INODE = 1,	/* existing file: dev, ino */
+	SBX_GK_NAME  = 2,	/* not yet existing file: parent dev/ino + name hash */
+	SBX_GK_NET4  = 3,
+	SBX_GK_NET6  = 4,
+};
+
+struct sbx_grant_key {
+	__u64 cgid;		/* session cgroup */
+	__u8  kind;		/* enum sbx_grant_kind */
+	__u8  access;		/* enum sbx_access, or 0 for network */
+	__u16 port;		/* network: host order; 0 = any port */
+	__u32 dev;
+	__u64 ino;		/* INODE: ino; NAME: parent ino */
+	__u64 hash;		/* NAME: component hash of the name */
+	__u8  addr[16];		/* NET4: first 4 bytes; NET6: all */
+};
+
+struct sbx_grant {
+	__u64 expires_ns;	/* CLOCK_BOOTTIME; 0 = until the session ends */
+	__u64 request_seq;	/* which request it answers (for events) */
+};
+
+/* ---- protected objects (not removable by any policy) ---------------- */
+
+/* Global, not per policy: no session may write these or below them. */
+struct sbx_protect_key {
+	__u32 dev;
+	__u32 _pad;
+	__u64 ino;
+};
+
+/* ---- configuration ---------------------------------------------------- */
+
+struct sbx_config {
+	__u32 daemon_tgid;	/* self-protection target; 0 = none */
+	__u32 abi_version;	/* SBX_ABI_VERSION of the loader that pinned */
+	__u64 rename_epoch;	/* bumped on rename/link, for verdict caches */
+};
+
+/* ---- statistics (per-CPU array, index = enum sbx_stat) --------------- */
+
+enum sbx_stat {
+	SBX_STAT_EVENTS = 0,	/* events submitted */
+	SBX_STAT_EVENT_DROPS,	/* ring buffer full: event lost, counted */
+	SBX_STAT_DENY,
+	SBX_STAT_ASK,
+	SBX_STAT_AUDIT,
+	SBX_STAT_GRANT_USED,
+	SBX_STAT_WALK_TRUNC,	/* parent walk hit its limit */
+	SBX_STAT_ERRORS,	/* internal error, denied (fail closed) */
+	SBX_STAT_CHECKS,	/* confined checks performed */
+	SBX_STAT_MAX
+};
+
+/* ---- events ----------------------------------------------------------- */
+
+/* Rule ids at or above this are built in, not from the policy. */
+#define SBX_RULE_BUILTIN	0xffff0000u
+enum sbx_builtin_rule {
+	SBX_RULE_DEFAULT	= 0,			/* section default */
+	SBX_RULE_SANDBOX_DIR	= SBX_RULE_BUILTIN + 1,	/* any .sandbox dir */
+	SBX_RULE_PROTECTED	= SBX_RULE_BUILTIN + 2,	/* policy files etc. */
+	SBX_RULE_PSEUDOFS	= SBX_RULE_BUILTIN + 3,	/* bpffs, cgroupfs, securityfs */
+	SBX_RULE_WALK_LIMIT	= SBX_RULE_BUILTIN + 4,
+	SBX_RULE_ERROR		= SBX_RULE_BUILTIN + 5,
+	SBX_RULE_LAUNDER	= SBX_RULE_BUILTIN + 6,	/* rename/link of a protected object */
+	SBX_RULE_SELF_PROTECT	= SBX_RULE_BUILTIN + 7,	/* bpf(), daemon, mounts, ... */
+	SBX_RULE_GRANT		= SBX_RULE_BUILTIN + 8,	/* allowed by a person's grant */
+	SBX_RULE_PROC		= SBX_RULE_BUILTIN + 9,	/* /proc of other processes */
+	SBX_RULE_EXEC_KIND	= SBX_RULE_BUILTIN + 10,/* memfd, deleted, setuid */
+	SBX_RULE_SOCKET_FAMILY	= SBX_RULE_BUILTIN + 11,
+};
+
+enum sbx_event_flags {
+	SBX_EVF_PATH_TRUNC	= 1u << 0,	/* path lost its leading part */
+	SBX_EVF_WALK_TRUNC	= 1u << 1,
+	SBX_EVF_NET6		= 1u << 2,	/* addr holds IPv6 */
+	SBX_EVF_NET4		= 1u << 3,
+	SBX_EVF_FILE		= 1u << 4,	/* dev/ino/path are valid */
+	SBX_EVF_NEW_NAME	= 1u << 5,	/* object does not exist yet: dev/ino
+						 * are the parent's, hash the name's */
+};
+
+#define SBX_EVENT_PATH_MAX 512
+
+/*
+ * One denial, ask or audit. Fixed size, sent over the sbx_events ring
+ * buffer; never sent for an allowed operation. The path is for people to
+ * read: it is rebuilt from dentries after the decision and never used
+ * for one. It is written right-aligned into path[] so that a long path
+ * keeps its informative tail: the string starts at path[path_off].
+ */
+struct sbx_event {
+	__u64 ts_ns;		/* bpf_ktime_get_boot_ns() */
+	__u64 cgid;		/* session cgroup id */
+	__u64 serial;		/* session serial (sbx_session.serial) */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 uid;
+	__u32 policy_id;
+	__u32 rule_id;
+	__u16 op;		/* enum sbx_op */
+	__u8  verdict;		/* enum sbx_verdict: DENY, ASK or AUDIT */
+	__u8  access;		/* enum sbx_access, for file ops */
+	__u16 flags;		/* enum sbx_event_flags */
+	__u16 family;		/* AF_* for network ops */
+	__s32 ret;		/* what the hook returned (0 or -errno) */
+	__u32 dev;
+	__u32 aux;		/* op-specific: signal, socket family, target pid */
+	__u64 ino;
+	__u64 name_hash;	/* SBX_EVF_NEW_NAME */
+	__u16 port;		/* host order */
+	__u8  proto;
+	__u8  _pad0;
+	__u8  addr[16];
+	char  comm[16];
+	__u32 path_off;
+	char  path[SBX_EVENT_PATH_MAX];
+};
+
+#ifndef __BPF__
+_Static_assert(sizeof(struct sbx_file_rule) == 16, "sbx_file_rule layout");
+_Static_assert(sizeof(struct sbx_inode_key) == 16, "sbx_inode_key layout");
+_Static_assert(sizeof(struct sbx_chain_key) == 32, "sbx_chain_key layout");
+_Static_assert(sizeof(struct sbx_name_key) == 16, "sbx_name_key layout");
+_Static_assert(sizeof(struct sbx_net_port_rule) == 12, "sbx_net_port_rule layout");
+_Static_assert(sizeof(struct sbx_net_rule) == 8 + 12 * SBX_NET_PORT_RULES, "sbx_net_rule layout");
+_Static_assert(sizeof(struct sbx_net4_key) == 12, "sbx_net4_key layout");
+_Static_assert(sizeof(struct sbx_net6_key) == 24, "sbx_net6_key layout");
+_Static_assert(sizeof(struct sbx_policy_hdr) == 56, "sbx_policy_hdr layout");
+_Static_assert(sizeof(struct sbx_session) == 72, "sbx_session layout");
+_Static_assert(sizeof(struct sbx_grant_key) == 48, "sbx_grant_key layout");
+_Static_assert(sizeof(struct sbx_event) == 120 + SBX_EVENT_PATH_MAX, "sbx_event layout");
+#endif
+
+/* ---- where things live ------------------------------------------------ */
+
+#define SBX_PIN_DIR		"/sys/fs/bpf/bpfsbx"
+#define SBX_CGROUP_DIR_NAME	"bpfsbx"	/* under the cgroup2 mount */
+#define SBX_RUN_DIR		"/run/bpfsbx"
+#define SBX_CONTROL_SOCK	SBX_RUN_DIR "/control.sock"
+
+#endif /* BPFSBX_H */

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * files.bpf.c - file access: opens, and every path mutation, so that a
+ * denied write changes nothing on disk (a denied create leaves no file, a
+ * denied unlink leaves the file, a denied rename moves nothing).
+ */
+#include "sbx_walk.h"
+
+#define RENAME_EXCHANGE (1 << 1)
+
+SEC("lsm/file_open")
+int BPF_PROG(sbx_file_open, struct file *file, int ret)
+{
+	__u32 fmode, flags;
+	__u8 acc = 0;
+
+	if (ret)
+		return ret;
+	fmode = BPF_CORE_READ(file, f_mode);
+	/* The binary of an execve is decided in bprm_check_security. */
+	if (fmode & FMODE_EXEC)
+		return 0;
+	/* overlayfs opens the real file a second time on the caller's
+	 * behalf; the open of the overlay file already decided. On 6.1 the
+	 * real file keeps the overlay path with the real inode. */
+	if (sbx_fmode_backing && (fmode & sbx_fmode_backing))
+		return 0;
+	if (BPF_CORE_READ(file, f_path.dentry, d_inode) != BPF_CORE_READ(file, f_inode))
+		return 0;
+
+	flags = BPF_CORE_READ(file, f_flags);
+	if (fmode & FMODE_READ)
+		acc |= SBX_ACCBIT(SBX_ACC_READ);
+	if ((fmode & FMODE_WRITE) || (flags & (O_TRUNC | O_APPEND)))
+		acc |= SBX_ACCBIT(SBX_ACC_WRITE);
+	if (!acc)
+		return 0;
+	return sbx_check_file(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
+			      acc, (acc & SBX_ACCBIT(SBX_ACC_WRITE)) ? SBX_OP_OPEN_WRITE :
+								       SBX_OP_OPEN_READ);
+}
+
+/* open(O_CREAT) of a new file, mknod, mkfifo: all reach path_mknod */
+SEC("lsm/path_mknod")
+int BPF_PROG(sbx_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
+			      SBX_OP_CREATE);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(sbx_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
+			      SBX_OP_MKDIR);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(sbx_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name, int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
+			      SBX_OP_SYMLINK);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(sbx_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
+			      SBX_OP_UNLINK);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(sbx_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
+			      SBX_OP_RMDIR);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(sbx_path_truncate, const struct path *path, int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
+			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_TRUNCATE);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(sbx_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
+			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHMOD);
+}
+
+/* kuid_t/kgid_t are one-word structs; BPF_PROG passes words */
+SEC("lsm/path_chown")
+int BPF_PROG(sbx_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
+			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHOWN);
+}
+
+/*
+ * A new name for an existing inode. The source must be readable and
+ * writable: a hard link to a write-denied file would make it writable
+ * through the new name, and a link to a read-denied file would launder
+ * it past name-based rules.
+ */
+SEC("lsm/path_link")
+int BPF_PROG(sbx_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct vfsmount *mnt = BPF_CORE_READ(new_dir, mnt);
+
+	if (ret)
+		return ret;
+	ret = sbx_check_file(mnt, old_dentry,
+			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
+			     SBX_OP_LINK_FROM);
+	if (ret)
+		return ret;
+	return sbx_check_file(mnt, new_dentry, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_LINK_TO);
+}
+
+/* Renaming is unlinking the old name (write) and may launder a file past
+ * name rules (read), so the source needs both; the target needs write. */
+SEC("lsm/path_rename")
+int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+{
+	__u8 new_acc = SBX_ACCBIT(SBX_ACC_WRITE);
+
+	if (ret)
+		return ret;
+	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry,
+			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
+			     SBX_OP_RENAME_FROM);
+	if (ret)
+		return ret;
+	if (flags & RENAME_EXCHANGE)
+		new_acc |= SBX_ACCBIT(SBX_ACC_READ);
+	return sbx_check_file(BPF_CORE_READ(new_dir, mnt), new_dentry, new_acc,
+			      SBX_OP_RENAME_TO);
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * policy.h - the policy language: parse (libyaml), check, expand, compile
+ * to kernel map entries, and decide in user space exactly as the kernel
+ * does (for `policy explain`, the agent hooks and differential tests).
+ *
+ * Pipeline:  YAML file (+ extends) --load--> struct sbx_policy (checked,
+ * variables expanded, rules numbered) --compile(policy_id)--> struct
+ * sbx_compiled (sorted map entries) --daemon--> BPF maps.
+ *
+ * A policy that has any error is rejected whole: load returns NULL and
+ * every error is in the diagnostics, each with file:line:column and the
+ * field it concerns.
+ */
+#ifndef SBX_POLICY_H
+#define SBX_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <netinet/in.h>
+#include "bpf/bpfsbx.h"
+
+/* ---- diagnostics --------------------------------------------------------- */
+
+enum sbx_diag_level { SBX_DIAG_ERROR, SBX_DIAG_WARNING };
+
+struct sbx_diag {
+	enum sbx_diag_level level;
+	char *file;		/* as given to load, or the extends'd file */
+	int line, col;		/* 1-based; 0 when not tied to a position */
+	char *field;		/* e.g. "files.rules[3].path"; may be NULL */
+	char *msg;
+};
+
+struct sbx_diags {
+	struct sbx_diag *v;
+	size_t n, cap;
+	size_t errors;
+};
+
+void sbx_diags_free(struct sbx_diags *d);
+/* "FILE:LINE:COL: error: FIELD: MESSAGE", one per line */
+void sbx_diags_print(const struct sbx_diags *d, FILE *out);
+
+/* ---- environment for expansion and resolution ------------------------------ */
+
+struct sbx_addr {
+	int family;		/* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+};
+
+typedef int (*sbx_resolve_fn)(const char *host, struct sbx_addr **out,
+			      size_t *n, void *ctx);
+
+struct sbx_policy_env {
+	const char *home;	/* ~ and ${HOME}; required */
+	const char *project;	/* ${PROJECT}; NULL: using it is an error */
+	const char *shipped_dir;/* for `extends: NAME`; NULL: the default search
+				 * ($BPFSBX_POLICY_DIR, <exe>/../policy/shipped,
+				 * SBX_SHIPPED_POLICY_DIR) */
+	sbx_resolve_fn resolve;	/* NULL: getaddrinfo */
+	void *resolve_ctx;
+	const char *resolv_conf;/* for the "resolvers" cidr; NULL: /etc/resolv.conf */
+	/* Added: at most this many directory entries are scanned for hard
+	 * links below a denied directory; 0 means SBX_HARDLINK_SCAN_MAX. */
+	size_t hardlink_scan_max;
+};
+
+#define SBX_HARDLINK_SCAN_MAX	100000
+#define SBX_HARDLINK_SCAN_DEPTH	64
+
+/* ---- the loaded policy ------------------------------------------------------ */
+
+enum sbx_section { SBX_SEC_FILES, SBX_SEC_NETWORK, SBX_SEC_COMMANDS };
+
+/* One rule as written, for reasons in events, requests and `explain`. */
+struct sbx_rule_info {
+	uint32_t id;		/* 1..n; 0 is "the section default" */
+	enum sbx_section section;
+	uint8_t verdict;	/* enum sbx_verdict */
+	uint8_t access;		/* files: SBX_ACCBIT mask */
+	char *pattern;		/* as written, e.g. "~/.ssh/" or "registry.npmjs.org:443" */
+	char *expanded;		/* after ~ / ${...} expansion (files) */
+	char *reason;
+	char *file;
+	int line, col;
+	/* Added: true for the entry a section default made (files.default,
+	 * network.default, commands.default); pattern is then the field. */
+	bool is_default;
+};
+
+struct sbx_policy;
+
+struct sbx_policy *sbx_policy_load_file(const char *path,
+					const struct sbx_policy_env *env,
+					struct sbx_diags *diags);
+struct sbx_policy *sbx_policy_load_buffer(const char *name, const char *buf,
+					  size_t len,
+					  const struct sbx_policy_env *env,
+					  struct sbx_diags *diags);
+void sbx_policy_free(struct sbx_policy *p);
+
+size_t sbx_policy_rule_count(const struct sbx_policy *p);
+/* id 1..count; NULL otherwise */
+const struct sbx_rule_info *sbx_policy_rule(const struct sbx_policy *p, uint32_t id);
+/* Files the policy was read from (the file and everything it extends):
+ * sessions may never write them. */
+size_t sbx_policy_source_count(const struct sbx_policy *p);
+const char *sbx_policy_source(const struct sbx_policy *p, size_t i);
+
+/* ---- compiled form ------------------------------------------------------- */
+
+struct sbx_inode_entry { struct sbx_inode_key k; struct sbx_file_rule v; char *what; };
+struct sbx_chain_entry { struct sbx_chain_key k; struct sbx_file_rule v; char *what; };
+struct sbx_name_entry  { struct sbx_name_key  k; struct sbx_file_rule v; char *what; };
+struct sbx_net4_entry  { struct sbx_net4_key  k; struct sbx_net_rule  v; char *what; };
+struct sbx_net6_entry  { struct sbx_net6_key  k; struct sbx_net_rule  v; char *what; };
+
+/*
+ * Entries are sorted by key bytes and unique: the compiled form of a
+ * policy is a pure function of the policy and the file system, never of
+ * rule order. `what` is a human label (the path or CIDR) for --dump.
+ */
+struct sbx_compiled {
+	struct sbx_policy_hdr hdr;
+	struct sbx_inode_entry *inode;	size_t n_inode;
+	struct sbx_chain_entry *chain;	size_t n_chain;
+	struct sbx_name_entry  *name;	size_t n_name;
+	struct sbx_net4_entry  *net4;	size_t n_net4;
+	struct sbx_net6_entry  *net6;	size_t n_net6;
+	struct sbx_protect_key *protect; size_t n_protect; /* policy files */
+	char **protect_what;	/* added: path label of each protect entry */
+};
+
+int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
+		       struct sbx_compiled *out, struct sbx_diags *diags);
+void sbx_compiled_free(struct sbx_compiled *c);
+/* Deterministic text form (`bpfsbx policy compile --dump`). */
+void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
+		       FILE *out);
+
+/* ---- decisions in user space (mirror of bpf/) -------------------------- */
+
+struct sbx_decision {
+	uint8_t verdict;	/* enum sbx_verdict, never NONE */
+	uint32_t rule_id;	/* policy rule id, 0 = default, or SBX_RULE_* */
+	int level;		/* where it matched: 0 = the object; -1 default */
+	int rank;		/* enum sbx_rank */
+};
+
+/* Path need not exist: missing components are matched by name only. */
+int sbx_decide_path(const struct sbx_compiled *c, const char *path,
+		    enum sbx_access acc, struct sbx_decision *out);
+/* addr: 4 or 16 bytes in network order; port host order; proto 6/17/0 */
+int sbx_decide_net(const struct sbx_compiled *c, int family, const uint8_t *addr,
+		   uint16_t port, uint8_t proto, struct sbx_decision *out);
+/* The commands section (connectors' static classification). */
+int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
+		       struct sbx_decision *out);
+
+/* ---- helpers shared with the daemon and the tests ------------------------- */
+
+/* Kernel identity of a path: (sb->s_dev, i_ino) as the BPF programs see
+ * them, from /proc/self/fdinfo and /proc/self/mountinfo. */
+int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
+int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino);
+
+uint64_t sbx_hash_name(const char *s, size_t len);	/* component hash */
+uint64_t sbx_hash_suffix(const char *lit, size_t len);	/* reversed bytes */
+uint64_t sbx_hash_chain(const char *const *names, size_t m);	/* top-down */
+
+const char *sbx_verdict_name(uint8_t v);		/* "allow", ... */
+int sbx_verdict_parse(const char *s);			/* -1 if unknown */
+const char *sbx_access_name(enum sbx_access a);		/* "read", ... */
+
+/* ---- the parsed policy: for the policy compiler and its tests only ------------ */
+
+#ifdef SBX_POLICY_INTERNAL
+
+enum sbx_path_shape {
+	SBX_PAT_ANCHORED,	/* absolute path: itself and everything below */
+	SBX_PAT_NAME_EXACT,	/* basename anywhere */
+	SBX_PAT_NAME_PREFIX,	/* "lit*" anywhere */
+	SBX_PAT_NAME_SUFFIX,	/* "*lit" anywhere */
+	SBX_PAT_PROC,		/* /proc/<pid>/{environ,mem,fd} of other processes */
+};
+
+/* Where a value came from, for diagnostics that compile emits. */
+struct sbx_srcpos {
+	char *file;
+	char *field;
+	int line, col;
+};
+
+struct sbx_path_pat {
+	enum sbx_path_shape shape;
+	char *text;		/* ANCHORED: expanded, normalised absolute path;
+				 * NAME_*: the literal; PROC: "environ", "mem", "fd" */
+	struct sbx_srcpos pos;
+};
+
+struct sbx_frule {
+	uint32_t id;
+	uint8_t access;		/* SBX_ACCBIT mask */
+	uint8_t verdict;
+	struct sbx_path_pat *pats;
+	size_t n_pats;
+};
+
+enum sbx_net_item_kind { SBX_NI_HOST, SBX_NI_CIDR, SBX_NI_RESOLVERS };
+
+struct sbx_net_item {
+	enum sbx_net_item_kind kind;
+	char *text;		/* as written */
+	int family;		/* CIDR: AF_INET or AF_INET6 (v4-mapped made v4) */
+	uint8_t addr[16];
+	uint8_t bits;
+	struct sbx_srcpos pos;
+};
+
+struct sbx_port_range { uint16_t lo, hi; };
+
+struct sbx_nrule {
+	uint32_t id;
+	uint8_t verdict;
+	uint8_t proto;		/* 0 any, 6, 17 */
+	struct sbx_net_item *items;
+	size_t n_items;
+	struct sbx_port_range *ports;	/* none: any port */
+	size_t n_ports;
+};
+
+struct sbx_crule {
+	uint32_t id;
+	uint8_t verdict;
+	char **cmds;		/* basenames or absolute paths */
+	size_t n_cmds;
+	char **args;		/* fnmatch globs, any may match; none: any args */
+	size_t n_args;
+};
+
+struct sbx_policy {
+	struct sbx_rule_info *rules;	/* rules[id - 1] */
+	size_t n_rules;
+	struct sbx_frule *frules;	size_t n_frules;
+	struct sbx_nrule *nrules;	size_t n_nrules;
+	struct sbx_crule *crules;	size_t n_crules;
+	uint8_t file_default[SBX_ACC_MAX];
+	uint32_t file_default_rule[SBX_ACC_MAX];
+	uint8_t net_default;
+	uint32_t net_default_rule;
+	uint8_t cmd_default;
+	uint32_t cmd_default_rule;
+	char **sources;			/* realpaths, root of the chain first */
+	size_t n_sources;
+	/* copy of the environment, for compile */
+	char *home, *project, *resolv_conf;
+	sbx_resolve_fn resolve;
+	void *resolve_ctx;
+	size_t hardlink_scan_max;
+};
+
+/* Diagnostics helpers (policy/diag.c). */
+void sbx_diag_add(struct sbx_diags *d, enum sbx_diag_level level,
+		  const char *file, int line, int col, const char *field,
+		  const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+void sbx_diag_at(struct sbx_diags *d, enum sbx_diag_level level,
+		 const struct sbx_srcpos *pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Put the diagnostics from index `from` on in file:line:col order. */
+void sbx_diags_sort_from(struct sbx_diags *d, size_t from);
+
+/* Lexical normalisation of an absolute path ("//", ".", ".."); malloc'd. */
+char *sbx_path_normalize(const char *path);
+
+/* Decide without the built-in protections (used while compiling). */
+int sbx_decide_path_policy(const struct sbx_compiled *c, const char *path,
+			   enum sbx_access acc, struct sbx_decision *out);
+
+#endif /* SBX_POLICY_INTERNAL */
+
+#endif

@@ -1,0 +1,97 @@
+# tests/kernel/lib.sh - helpers for the kernel suite (sourced by run-all,
+# inside the VM, as root). Each test is a function test_NAME in a t_*.sh
+# file; it runs in a subshell with `set -e`, and passes when it returns 0.
+# `skip REASON` makes it count as skipped. Nothing here mocks the kernel:
+# every check is a real syscall by a real process in a real session.
+
+ROOT=${ROOT:?}
+SBX=$ROOT/build/bpfsbx
+SBXT=$ROOT/build/sbxtest
+POL=$ROOT/tests/kernel/policies
+EVENTS=/tmp/sbx-events.jsonl
+DLOG=/tmp/sbx-daemon.log
+TUSER=sbxuser
+TUID=1500
+THOME=/home/$TUSER
+PROJ=$THOME/proj
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# run as the unprivileged test user, with a clean environment
+as_user() {
+	setpriv --reuid=$TUID --regid=$TUID --init-groups \
+		env -i HOME=$THOME USER=$TUSER PATH=/usr/local/bin:/usr/bin:/bin "$@"
+}
+
+# in_session POLICY CMD...: a new session for the test user
+in_session() {
+	local pol=$1; shift
+	as_user "$SBX" run --policy "$pol" --project "$PROJ" -- "$@"
+}
+
+# expect WANT CMD...: CMD's last stdout line must be WANT
+expect() {
+	local want=$1 got; shift
+	got=$("$@" 2>/tmp/expect.err | tail -n 1) || true
+	[ "$got" = "$want" ] || fail "$* -> '$got', expected '$want' ($(head -c 300 /tmp/expect.err))"
+}
+
+# event KEY=VALUE...: wait up to 3 s for a matching event line
+event() {
+	for _ in $(seq 30); do
+		"$SBXT" event-match "$EVENTS" "$@" >/dev/null && return 0
+		sleep 0.1
+	done
+	fail "no event matching $* in $EVENTS (last: $(tail -n 2 $EVENTS))"
+}
+
+event_count() { "$SBXT" event-match "$EVENTS" "$@" || true; }
+
+daemon_start() {
+	"$SBX" daemon --log "$EVENTS" >>"$DLOG" 2>&1 &
+	echo $! >/tmp/sbx-daemon.pid
+	for _ in $(seq 100); do
+		[ -S /run/bpfsbx/control.sock ] && "$SBX" status >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	cat "$DLOG"
+	fail "daemon did not start"
+}
+
+daemon_pid() { cat /tmp/sbx-daemon.pid 2>/dev/null; }
+
+daemon_stop() {
+	local p; p=$(daemon_pid)
+	[ -n "$p" ] && kill "$p" 2>/dev/null && wait_gone "$p"
+	rm -f /tmp/sbx-daemon.pid
+}
+
+wait_gone() {
+	for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.05; done
+	return 1
+}
+
+# wait_for CMD...: retry CMD for up to 5 s
+wait_for() {
+	for _ in $(seq 50); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
+
+# the number of live sessions the daemon reports
+session_count() { "$SBX" status | sed -n "s/^sessions: //p"; }
+
+# fixtures every test can rely on; reset before each test file
+fixtures() {
+	id $TUSER >/dev/null 2>&1 || useradd -u $TUID -m -d $THOME -s /bin/bash $TUSER
+	rm -rf $PROJ $THOME/.ssh /srv/sbx /opt/sbxbin
+	mkdir -p $PROJ $THOME/.ssh /srv/sbx/denied /srv/sbx/open /opt/sbxbin
+	echo "SECRET-KEY" >$THOME/.ssh/id_rsa
+	echo "not secret" >$PROJ/readme.txt
+	echo "precious" >/srv/sbx/denied/file
+	echo "open" >/srv/sbx/open/file
+	cp /bin/true /opt/sbxbin/forbidden
+	cp /bin/true /opt/sbxbin/allowed
+	chown -R $TUSER:$TUSER $THOME /srv/sbx
+	chmod 755 /opt/sbxbin/*
+}

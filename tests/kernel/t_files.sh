@@ -1,0 +1,71 @@
+# Files: reads and every kind of write, decided in the kernel.
+
+test_read_denied_file_eperm() {
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
+	# the same file stays readable outside the session
+	expect "OK" as_user $SBXT open $THOME/.ssh/id_rsa
+	event operation=open_read object=$THOME/.ssh/id_rsa verdict=deny comm=sbxtest
+}
+
+test_read_allowed_file() {
+	expect "OK" in_session $POL/core.yaml $SBXT open $PROJ/readme.txt
+}
+
+test_cat_gets_eperm() {
+	out=$(in_session $POL/core.yaml cat $THOME/.ssh/id_rsa 2>&1) && fail "cat succeeded: $out"
+	echo "$out" | grep -q "Operation not permitted" || fail "unexpected: $out"
+}
+
+test_write_denied_file_unchanged() {
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT write /srv/sbx/denied/file overwritten
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open /srv/sbx/denied/file a
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open /srv/sbx/denied/file trunc
+	[ "$(cat /srv/sbx/denied/file)" = precious ] || fail "file changed"
+	event operation=open_write object=/srv/sbx/denied/file
+}
+
+test_create_in_denied_dir_leaves_nothing() {
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open /srv/sbx/denied/new creat
+	[ ! -e /srv/sbx/denied/new ] || fail "file was created"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT mkdir /srv/sbx/denied/newdir
+	[ ! -e /srv/sbx/denied/newdir ] || fail "dir was created"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT symlink /etc/passwd /srv/sbx/denied/ln
+	[ ! -L /srv/sbx/denied/ln ] || fail "symlink was created"
+	event operation=create object=/srv/sbx/denied/new
+}
+
+test_delete_in_denied_dir_leaves_file() {
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT unlink /srv/sbx/denied/file
+	[ -f /srv/sbx/denied/file ] || fail "file was deleted"
+	mkdir -p /srv/sbx/denied/sub
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT rmdir /srv/sbx/denied/sub
+	[ -d /srv/sbx/denied/sub ] || fail "dir was removed"
+	rmdir /srv/sbx/denied/sub
+	event operation=unlink object=/srv/sbx/denied/file
+}
+
+test_rename_in_out_of_denied_dir() {
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT rename /srv/sbx/denied/file /srv/sbx/open/stolen
+	[ -f /srv/sbx/denied/file ] && [ ! -e /srv/sbx/open/stolen ] || fail "rename out happened"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT rename /srv/sbx/open/file /srv/sbx/denied/planted
+	[ -f /srv/sbx/open/file ] && [ ! -e /srv/sbx/denied/planted ] || fail "rename in happened"
+	event operation=rename_from object=/srv/sbx/denied/file
+	event operation=rename_to object=/srv/sbx/denied/planted
+}
+
+test_link_truncate_chmod_chown_denied() {
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT link /srv/sbx/denied/file /srv/sbx/open/hl
+	[ ! -e /srv/sbx/open/hl ] || fail "hard link made"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT truncate /srv/sbx/denied/file
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT chmod /srv/sbx/denied/file
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT chown /srv/sbx/denied/file
+	[ "$(cat /srv/sbx/denied/file)" = precious ] || fail "file changed"
+	[ "$(stat -c %a /srv/sbx/denied/file)" = 644 ] || fail "mode changed"
+}
+
+test_writes_elsewhere_work() {
+	expect "OK" in_session $POL/core.yaml $SBXT open /srv/sbx/open/new creat
+	[ -f /srv/sbx/open/new ] || fail "allowed create did not happen"
+	expect "OK" in_session $POL/core.yaml $SBXT rename /srv/sbx/open/new /srv/sbx/open/new2
+	expect "OK" in_session $POL/core.yaml $SBXT unlink /srv/sbx/open/new2
+}

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `bpfsbx hook` as Claude Code runs it: build/bpfsbx-san as a child, the
+ * hook input on stdin, and the exit code, stdout and stderr checked
+ * against the protocol (exit 0 with exactly one JSON object whose
+ * hookSpecificOutput.hookEventName is the event, or exit 2 with a message).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "tests/unit/connector_helpers.h"
+#include "tests/unit/unit.h"
+#include "user/connector_hook.h"
+
+static const char *const extra =
+	"commands:\n"
+	"  rules:\n"
+	"    - command: echo\n"
+	"      args: [\"ask-me*\"]\n"
+	"      verdict: ask\n"
+	"      reason: test rule for escalation\n";
+
+struct hk {
+	struct tc_env e;
+	char envhome[600], envwait[64];
+	const char *env[4];
+};
+
+static bool hk_setup(struct hk *h, int wait_ms)
+{
+	if (!tc_bin())
+		return false;
+	tc_setup(&h->e, extra);
+	snprintf(h->envhome, sizeof(h->envhome), "HOME=%s", h->e.home);
+	snprintf(h->envwait, sizeof(h->envwait), "BPFSBX_HOOK_WAIT_MS=%d", wait_ms);
+	h->env[0] = h->envhome;
+	h->env[1] = h->envwait;
+	h->env[2] = "CLAUDE_PROJECT_DIR=";
+	h->env[3] = NULL;
+	return true;
+}
+
+static char *input(const struct hk *h, const char *event, const char *tool, const char *tinput)
+{
+	char *s;
+
+	if (asprintf(&s, "{\"session_id\":\"t-1\",\"transcript_path\":\"/x.jsonl\",\"cwd\":\"%s\","
+		     "\"permission_mode\":\"default\",\"hook_event_name\":\"%s\",\"tool_name\":\"%s\","
+		     "\"tool_input\":%s,\"tool_use_id\":\"toolu_1\",\"future_field\":[1,2]}",
+		     h->e.project, event, tool, tinput) < 0)
+		abort();
+	return s;
+}
+
+/* Run the hook; for exit 0 parse stdout (exactly one object) into *out. */
+static int run_hook(struct hk *h, const char *event, const char *in, size_t len, json_t **out,
+		    char **err)
+{
+	char *const argv[] = { "bpfsbx", "hook", (char *)event, NULL };
+	char *o = NULL;
+	int st = tc_run(argv, h->env, in, len, &o, err);
+
+	*out = NULL;
+	if (st == 0) {
+		json_error_t je;
+
+		/* one object and nothing else (jansson rejects trailing data) */
+		*out = json_loads(o, 0, &je);
+		if (!*out)
+			fprintf(stderr, "hook stdout is not one JSON object: %s\n[%s]\n", je.text, o);
+	}
+	free(o);
+	return st;
+}
+
+static const char *decision(json_t *o)
+{
+	return json_string_value(json_object_get(json_object_get(o, "hookSpecificOutput"),
+						 "permissionDecision"));
+}
+
+static const char *reason(json_t *o)
+{
+	return json_string_value(json_object_get(json_object_get(o, "hookSpecificOutput"),
+						 "permissionDecisionReason"));
+}
+
+static const char *event_name(json_t *o)
+{
+	return json_string_value(json_object_get(json_object_get(o, "hookSpecificOutput"),
+						 "hookEventName"));
+}
+
+SBX_TEST(connector_hook, bad_input_exit_2)
+{
+	struct hk h;
+	static const char *const bad[] = {
+		"garbage", "", "{\"session_id\":\"x\",\"cwd\":", "[1,2]", "null",
+		"{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":\"ls\"}",
+		"{\"hook_event_name\":\"PreToolUse\",\"tool_name\":7,\"tool_input\":{}}",
+		"{\"cwd\":\"CWD\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":5}}",
+		"{\"hook_event_name\":\"PreToolUse\",\"cwd\":\"rel/dir\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"}}",
+		"{\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{}}",
+		"{\"cwd\":\"CWD\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Read\",\"tool_input\":{}}",
+		"{\"hook_event_name\":\"PreToolUse\",\"session_id\":[],\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"}}",
+		"{\"a\":1,\"a\":2}",
+	};
+	json_t *out;
+	char *err;
+
+	if (!hk_setup(&h, 0))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char buf[1024];
+		const char *at = strstr(bad[k], "CWD");
+
+		/* inputs with a cwd: the policy loads, so the input itself is refused */
+		if (at)
+			snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - bad[k]), bad[k],
+				 h.e.project, at + 3);
+		else
+			snprintf(buf, sizeof(buf), "%s", bad[k]);
+		int st = run_hook(&h, "pre-tool-use", buf, strlen(buf), &out, &err);
+
+		if (st != 2 || !strstr(err, "bpfsbx: "))
+			fprintf(stderr, "bad input %zu: exit %d, stderr %s\n", k, st, err);
+		CU_ASSERT_EQUAL(st, 2);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "bpfsbx: "));
+		json_decref(out);
+		free(err);
+	}
+	tc_teardown(&h.e);
+}
+
+SBX_TEST(connector_hook, oversized_and_unknown_event)
+{
+	struct hk h;
+	json_t *out;
+	char *err, *big, *in;
+	size_t n = SBX_HOOK_MAX_INPUT + 100;
+	int st;
+
+	if (!hk_setup(&h, 0))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	/* valid JSON, but too big: a 1 MiB+ string value */
+	big = malloc(n + 1);
+	memset(big, 'a', n);
+	memcpy(big, "{\"x\":\"", 6);
+	memcpy(big + n - 2, "\"}", 2);
+	big[n] = 0;
+	st = run_hook(&h, "pre-tool-use", big, n, &out, &err);
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "larger than"));
+	free(err);
+	free(big);
+
+	in = input(&h, "Stop", "Bash", "{\"command\":\"ls\"}");
+	st = run_hook(&h, "stop", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown hook event"));
+	free(err);
+	/* the input says another event than the command line */
+	st = run_hook(&h, "post-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 2);
+	free(err);
+	free(in);
+	{
+		char *const argv[] = { "bpfsbx", "hook", NULL };
+		char *o;
+
+		st = tc_run(argv, h.env, "", 0, &o, &err);
+		CU_ASSERT_EQUAL(st, 2);	/* usage: never 1, which fails open */
+		free(o);
+		free(err);
+	}
+	tc_teardown(&h.e);
+}
+
+SBX_TEST(connector_hook, allow_and_deny)
+{
+	struct hk h;
+	json_t *out;
+	char *err, *in;
+	int st;
+
+	if (!hk_setup(&h, 0))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"ls -la\",\"description\":\"list\"}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(event_name(out) ?: "", "PreToolUse");
+	CU_ASSERT_PTR_NULL(decision(out));	/* Claude Code's own prompts stay in charge */
+	json_decref(out);
+	free(err);
+	free(in);
+
+	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"sudo id\"}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "privilege escalation"));
+	json_decref(out);
+	free(err);
+	free(in);
+
+	in = input(&h, "PreToolUse", "Read", "{\"file_path\":\"~/.ssh/id_rsa\"}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	json_decref(out);
+	free(err);
+	free(in);
+
+	in = input(&h, "PreToolUse", "WebFetch", "{\"url\":\"http://169.254.169.254/latest\",\"prompt\":\"x\"}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "metadata"));
+	json_decref(out);
+	free(err);
+	free(in);
+
+	in = input(&h, "PreToolUse", "Glob", "{\"pattern\":\"~/.ssh/id_*\"}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	json_decref(out);
+	free(err);
+	free(in);
+
+	/* a tool bpfsbx has no opinion about */
+	in = input(&h, "PreToolUse", "TodoWrite", "{\"todos\":[]}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_PTR_NULL(decision(out));
+	json_decref(out);
+	free(err);
+	free(in);
+	tc_teardown(&h.e);
+}
+
+SBX_TEST(connector_hook, no_policy_fails_closed)
+{
+	struct hk h;
+	json_t *out;
+	char *err, *in, *pol;
+	int st;
+
+	if (!hk_setup(&h, 0))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	pol = tc_path(h.e.project, ".sandbox/policy.yaml");
+	unlink(pol);
+	in = input(&h, "PreToolUse", "Read", "{\"file_path\":\"README\"}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no .sandbox/policy.yaml"));
+	free(err);
+	/* a broken policy: blocked with the policy's own diagnostics */
+	tc_write(pol, "version: 1\nfiles: [\n");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "policy.yaml"));
+	free(err);
+	free(in);
+	free(pol);
+	tc_teardown(&h.e);
+}
+
+SBX_TEST(connector_hook, ask_times_out_into_pending)
+{
+	struct hk h;
+	json_t *out;
+	char *err, *in, *id;
+	int st;
+
+	if (!hk_setup(&h, 200))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	in = input(&h, "PreToolUse", "Write", "{\"file_path\":\"CLAUDE.md\",\"content\":\"x\"}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "check_request"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "instruction files"));
+	/* the request is in the queue with the id the model was given */
+	id = tc_decide_next(h.e.project, false, "not now", 2000);
+	CU_ASSERT_PTR_NOT_NULL(id);
+	if (id)
+		CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", id));
+	free(id);
+	json_decref(out);
+	free(err);
+	free(in);
+	tc_teardown(&h.e);
+}
+
+/* Start the hook, decide the request it makes, return its answer. */
+static int hook_with_decision(struct hk *h, const char *in, bool approve, const char *note,
+			      json_t **out)
+{
+	char *const argv[] = { "bpfsbx", "hook", "pre-tool-use", NULL };
+	struct tc_child c;
+	char *id;
+	int st;
+
+	*out = NULL;
+	if (tc_spawn(&c, argv, h->env) < 0)
+		return -1;
+	tc_send(&c, in);
+	tc_close_in(&c);
+	id = tc_decide_next(h->e.project, approve, note, 10000);
+	CU_ASSERT_PTR_NOT_NULL(id);
+	free(id);
+	st = tc_finish(&c, 20000);
+	if (st == 0)
+		*out = json_loads(c.obuf ? c.obuf : "", 0, NULL);
+	else
+		fprintf(stderr, "hook: exit %d: %s\n", st, c.ebuf ? c.ebuf : "");
+	tc_child_free(&c);
+	return st;
+}
+
+SBX_TEST(connector_hook, ask_command_approved_output)
+{
+	struct hk h;
+	json_t *out;
+	char *in;
+	int st;
+
+	if (!hk_setup(&h, 15000))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"echo ask-me hello; exit 3\"}");
+	st = hook_with_decision(&h, in, true, NULL, &out);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "ask-me hello"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "exit code: 3"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "do not run it again"));
+	json_decref(out);
+	free(in);
+
+	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"echo ask-me again\"}");
+	st = hook_with_decision(&h, in, false, "use the staging box instead", &out);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "use the staging box instead"));
+	json_decref(out);
+	free(in);
+	tc_teardown(&h.e);
+}
+
+SBX_TEST(connector_hook, ask_output_truncated)
+{
+	struct hk h;
+	json_t *out;
+	char *in;
+	int st;
+
+	if (!hk_setup(&h, 15000))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"echo ask-me; seq 1 20000\"}");
+	st = hook_with_decision(&h, in, true, NULL, &out);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "output truncated"));
+	CU_ASSERT_PTR_NULL(strstr(reason(out) ?: "", "\n20000\n"));
+	CU_ASSERT_TRUE(strlen(reason(out) ?: "") < 10000);
+	json_decref(out);
+	free(in);
+	tc_teardown(&h.e);
+}
+
+/* An approved file access is a grant: the retried tool call passes. */
+SBX_TEST(connector_hook, access_grant_allows_retry)
+{
+	struct hk h;
+	json_t *out;
+	char *in, *err;
+	int st;
+
+	if (!hk_setup(&h, 15000))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	in = input(&h, "PreToolUse", "Read", "{\"file_path\":\"~/.aws/credentials\"}");
+	st = hook_with_decision(&h, in, true, NULL, &out);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "access granted"));
+	json_decref(out);
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_PTR_NULL(decision(out));
+	json_decref(out);
+	free(err);
+	free(in);
+	tc_teardown(&h.e);
+}
+
+SBX_TEST(connector_hook, session_start_and_post_tool_use)
+{
+	struct hk h;
+	json_t *out;
+	char *err, *in, *log;
+	const char *ctx;
+	size_t len = 0;
+	int st;
+
+	if (!hk_setup(&h, 0))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	if (asprintf(&in, "{\"session_id\":\"t-1\",\"cwd\":\"%s\",\"hook_event_name\":\"SessionStart\","
+		     "\"source\":\"startup\",\"model\":\"m\"}", h.e.project) < 0)
+		abort();
+	st = run_hook(&h, "session-start", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(event_name(out) ?: "", "SessionStart");
+	ctx = json_string_value(json_object_get(json_object_get(out, "hookSpecificOutput"),
+						"additionalContext"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctx ?: "", "request_access"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctx ?: "", "~/.ssh/"));
+	CU_ASSERT_TRUE(strlen(ctx ?: "") <= 9000);
+	json_decref(out);
+	free(err);
+	free(in);
+
+	if (asprintf(&in, "{\"session_id\":\"t-1\",\"cwd\":\"%s\",\"hook_event_name\":\"PostToolUse\","
+		     "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls /etc\"},"
+		     "\"tool_use_id\":\"toolu_9\",\"tool_response\":{\"stdout\":\"hosts\\n\","
+		     "\"stderr\":\"\",\"interrupted\":false}}", h.e.project) < 0)
+		abort();
+	st = run_hook(&h, "post-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(event_name(out) ?: "", "PostToolUse");
+	json_decref(out);
+	free(err);
+	free(in);
+	log = tc_path(h.e.project, ".sandbox/audit/claude-t-1.jsonl");
+	char *text = tc_read(log, &len);
+	CU_ASSERT_PTR_NOT_NULL(text);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text ?: "", "\"ls /etc\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text ?: "", "toolu_9"));
+	free(text);
+	free(log);
+	tc_teardown(&h.e);
+}

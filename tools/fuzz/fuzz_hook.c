@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the Claude Code hook's input handling
+ * (sbx_hook_handle, shared with `bpfsbx hook`). The first byte picks the
+ * event, the rest is stdin. The policy (agent-default on a scratch
+ * project) is loaded once; the hook runs dry (no request, no audit
+ * record). Oracle: the answer is exit 2 with a message, or exit 0 with
+ * exactly one JSON object whose hookSpecificOutput.hookEventName is the
+ * event, and a permissionDecision (if any) that Claude Code knows.
+ *
+ *   make fuzz && build/fuzz/fuzz_hook tools/fuzz/corpus/fuzz_hook
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <jansson.h>
+#include "user/connector_hook.h"
+#include "user/connector_policy.h"
+
+static char project[256];
+static struct sbx_conn_policy *policy;
+
+static const char *const events[][2] = {
+	{ "pre-tool-use", "PreToolUse" },
+	{ "post-tool-use", "PostToolUse" },
+	{ "session-start", "SessionStart" },
+	{ "stop", NULL },
+};
+
+/* No network from a fuzzer: names get a documentation address, names
+ * starting with "x" do not resolve. */
+static int fake_resolve(const char *host, struct sbx_addr **out, size_t *n, void *ctx)
+{
+	(void)ctx;
+	*out = NULL;
+	*n = 0;
+	if (host[0] == 'x')
+		return 2;
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return 12;
+	(*out)[0].family = AF_INET;
+	(*out)[0].addr[0] = 192;
+	(*out)[0].addr[1] = 0;
+	(*out)[0].addr[2] = 2;
+	(*out)[0].addr[3] = (uint8_t)sbx_hash_name(host, strlen(host));
+	*n = 1;
+	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char dir[] = "/tmp/sbx-fuzz-hook-XXXXXX", path[512], exe[4096], shipped[4200];
+	char *err = NULL;
+	ssize_t n;
+	FILE *f;
+
+	(void)argc;
+	(void)argv;
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(project, sizeof(project), "%s", dir);
+	snprintf(path, sizeof(path), "%s/.sandbox", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/.sandbox/policy.yaml", dir);
+	f = fopen(path, "w");
+	if (!f)
+		abort();
+	fputs("version: 1\nextends: agent-default\n", f);
+	fclose(f);
+	setenv("HOME", dir, 1);
+	sbx_conn_resolver = fake_resolve;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (!getenv("BPFSBX_POLICY_DIR") && n > 0) {
+		exe[n] = 0;
+		for (int i = 0; i < 2; i++) {
+			char *sl = strrchr(exe, '/');
+			if (sl)
+				*sl = 0;
+		}
+		snprintf(shipped, sizeof(shipped), "%s/../policy/shipped", exe);
+		setenv("BPFSBX_POLICY_DIR", shipped, 1);
+	}
+	if (sbx_conn_policy_load(project, &policy, &err) < 0) {
+		fprintf(stderr, "fuzz_hook: %s\n", err ? err : "policy");
+		abort();
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sbx_hook_opts o = { .wait_ms = 0, .dry_run = true, .project = project,
+				   .policy = policy };
+	struct sbx_hook_result r;
+	const char *ev, *name;
+	json_t *out, *hso, *d;
+
+	if (size < 1)
+		return 0;
+	ev = events[data[0] % 4][0];
+	name = events[data[0] % 4][1];
+	sbx_hook_handle(ev, (const char *)data + 1, size - 1, &o, &r);
+	if (r.exit_code == 2) {
+		if (!r.err || strncmp(r.err, "bpfsbx: ", 8))
+			abort();
+	} else if (r.exit_code == 0) {
+		if (!name || !r.out)
+			abort();
+		out = json_loads(r.out, 0, NULL);	/* one object, nothing after it */
+		hso = json_object_get(out, "hookSpecificOutput");
+		if (!json_is_object(out) ||
+		    strcmp(json_string_value(json_object_get(hso, "hookEventName")) ?: "", name))
+			abort();
+		d = json_object_get(hso, "permissionDecision");
+		if (d && (strcmp(name, "PreToolUse") ||
+			  (strcmp(json_string_value(d) ?: "", "deny") &&
+			   strcmp(json_string_value(d) ?: "", "ask") &&
+			   strcmp(json_string_value(d) ?: "", "allow"))))
+			abort();
+		json_decref(out);
+	} else {
+		abort();	/* anything else fails open in Claude Code */
+	}
+	sbx_hook_result_free(&r);
+	return 0;
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the MCP server's JSON-RPC reader and dispatcher
+ * (user/mcp.c without stdio). Each input is split into lines, as the
+ * server's stdin loop does, and fed to a fresh server (dry run: nothing is
+ * written to the queue, no call waits) on a scratch project that has the
+ * agent-default policy. Oracle: every message the server emits is one
+ * JSON object (or, for a batch, an array of them) with "jsonrpc":"2.0",
+ * an "id", and exactly one of "result" and "error".
+ *
+ *   make fuzz && build/fuzz/fuzz_jsonrpc tools/fuzz/corpus/fuzz_jsonrpc
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <jansson.h>
+#include "user/connector_mcp.h"
+#include "user/connector_policy.h"
+
+static char project[256];
+static struct sbx_conn_policy *policy;
+
+static void check_one(const json_t *m)
+{
+	if (!json_is_object(m) || !json_is_string(json_object_get(m, "jsonrpc")) ||
+	    strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0"))
+		abort();
+	if (json_object_get(m, "method"))	/* a notification (progress) */
+		return;
+	if (!json_object_get(m, "id"))
+		abort();
+	if (!json_object_get(m, "result") == !json_object_get(m, "error"))
+		abort();
+	if (json_object_get(m, "error") &&
+	    !json_is_integer(json_object_get(json_object_get(m, "error"), "code")))
+		abort();
+}
+
+static void emit(void *ctx, const char *text)
+{
+	json_error_t je;
+	json_t *m = json_loads(text, 0, &je);
+	size_t i;
+	json_t *e;
+
+	(void)ctx;
+	if (!m || strchr(text, '\n'))	/* one line of JSON, always */
+		abort();
+	if (json_is_array(m)) {
+		if (!json_array_size(m))
+			abort();
+		json_array_foreach(m, i, e)
+			check_one(e);
+	} else {
+		check_one(m);
+	}
+	json_decref(m);
+}
+
+static void setup_shipped(void)
+{
+	char exe[4096], dir[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (getenv("BPFSBX_POLICY_DIR") || n <= 0)
+		return;
+	exe[n] = 0;
+	for (int i = 0; i < 2; i++) {	/* build/fuzz/fuzz_x -> build */
+		char *sl = strrchr(exe, '/');
+		if (sl)
+			*sl = 0;
+	}
+	snprintf(dir, sizeof(dir), "%s/../policy/shipped", exe);
+	setenv("BPFSBX_POLICY_DIR", dir, 1);
+}
+
+/* No network from a fuzzer: names get a documentation address, names
+ * starting with "x" do not resolve. */
+static int fake_resolve(const char *host, struct sbx_addr **out, size_t *n, void *ctx)
+{
+	(void)ctx;
+	*out = NULL;
+	*n = 0;
+	if (host[0] == 'x')
+		return 2;
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return 12;
+	(*out)[0].family = AF_INET;
+	(*out)[0].addr[0] = 192;
+	(*out)[0].addr[1] = 0;
+	(*out)[0].addr[2] = 2;
+	(*out)[0].addr[3] = (uint8_t)sbx_hash_name(host, strlen(host));
+	*n = 1;
+	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char dir[] = "/tmp/sbx-fuzz-jsonrpc-XXXXXX", path[512];
+	FILE *f;
+
+	(void)argc;
+	(void)argv;
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(project, sizeof(project), "%s", dir);
+	snprintf(path, sizeof(path), "%s/.sandbox", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/.sandbox/policy.yaml", dir);
+	f = fopen(path, "w");
+	if (!f)
+		abort();
+	fputs("version: 1\nextends: agent-default\n", f);
+	fclose(f);
+	setenv("HOME", dir, 1);
+	sbx_conn_resolver = fake_resolve;
+	setup_shipped();
+	{
+		char *err = NULL;
+
+		if (sbx_conn_policy_load(project, &policy, &err) < 0) {
+			fprintf(stderr, "fuzz_jsonrpc: %s\n", err ? err : "policy");
+			abort();
+		}
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sbx_mcp_opts o = { .project = project, .wait_ms = 0, .dry_run = true,
+				  .emit = emit, .policy = policy };
+	struct sbx_mcp *m = sbx_mcp_new(&o);
+	const char *p = (const char *)data, *end = p + size;
+
+	if (!m)
+		return 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (len > SBX_MCP_MAX_MSG)
+			sbx_mcp_oversized(m);
+		else if (len)
+			sbx_mcp_handle(m, p, len);
+		p += len + 1;
+	}
+	if (sbx_mcp_poll(m) != -1)	/* a dry run never parks a call */
+		abort();
+	sbx_mcp_free(m);
+	return 0;
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the policy language: every input is loaded with
+ * sbx_policy_load_buffer (fake resolver, HOME and PROJECT in a scratch
+ * directory made once), and what loads is compiled and dumped to
+ * /dev/null, so the compiler and the dump see parser output too.
+ *
+ *   make fuzz && build/fuzz/fuzz_policy tools/fuzz/corpus/fuzz_policy
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "policy/policy.h"
+
+static char home[256], project[256], resolv[256], shipped[4096];
+static FILE *devnull;
+
+/* Deterministic fake DNS: most names get one or two documentation
+ * addresses, names starting with "x" do not resolve. */
+static int fake_resolve(const char *host, struct sbx_addr **out, size_t *n, void *ctx)
+{
+	uint64_t h = sbx_hash_name(host, strlen(host));
+
+	(void)ctx;
+	*out = NULL;
+	*n = 0;
+	if (host[0] == 'x')
+		return 2;
+	*out = calloc(2, sizeof(**out));
+	if (!*out)
+		return 12;
+	(*out)[0].family = AF_INET;
+	(*out)[0].addr[0] = 192;
+	(*out)[0].addr[1] = 0;
+	(*out)[0].addr[2] = 2;
+	(*out)[0].addr[3] = (uint8_t)h;
+	*n = 1;
+	if (h & 0x100) {
+		(*out)[1].family = AF_INET6;
+		(*out)[1].addr[0] = 0x20;
+		(*out)[1].addr[1] = 0x01;
+		(*out)[1].addr[2] = 0x0d;
+		(*out)[1].addr[3] = 0xb8;
+		(*out)[1].addr[15] = (uint8_t)(h >> 16);
+		*n = 2;
+	}
+	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char dir[] = "/tmp/sbx-fuzz-policy-XXXXXX", exe[4096];
+	const char *env = getenv("BPFSBX_POLICY_DIR");
+	ssize_t n;
+	FILE *f;
+
+	(void)argc;
+	(void)argv;
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(home, sizeof(home), "%s/home", dir);
+	snprintf(project, sizeof(project), "%s/proj", dir);
+	snprintf(resolv, sizeof(resolv), "%s/resolv.conf", dir);
+	mkdir(home, 0755);
+	mkdir(project, 0755);
+	f = fopen(resolv, "w");
+	if (f) {
+		fputs("nameserver 192.0.2.53\nnameserver 2001:db8::53\n", f);
+		fclose(f);
+	}
+	/* build/fuzz/fuzz_policy -> policy/shipped, for `extends: agent-default` */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (env && *env) {
+		snprintf(shipped, sizeof(shipped), "%s", env);
+	} else if (n > 0) {
+		exe[n] = 0;
+		/* drop "/fuzz_policy" and "/fuzz": the build directory */
+		for (int i = 0; i < 2; i++) {
+			char *sl = strrchr(exe, '/');
+
+			if (sl)
+				*sl = 0;
+		}
+		snprintf(shipped, sizeof(shipped), "%.4000s/../policy/shipped", exe);
+	}
+	devnull = fopen("/dev/null", "w");
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sbx_policy_env env = {
+		.home = home,
+		.project = project,
+		.shipped_dir = shipped[0] ? shipped : NULL,
+		.resolve = fake_resolve,
+		.resolv_conf = resolv,
+		.hardlink_scan_max = 200,
+	};
+	struct sbx_diags d = { 0 };
+	struct sbx_policy *p;
+	char name[300];
+
+	/* relative extends resolve against the project directory */
+	snprintf(name, sizeof(name), "%s/policy.yaml", project);
+	p = sbx_policy_load_buffer(name, (const char *)data, size, &env, &d);
+	if (p) {
+		struct sbx_compiled c;
+
+		if (d.errors)
+			abort();	/* loaded despite an error: never allowed */
+		if (sbx_policy_compile(p, 1, &c, &d) == 0) {
+			sbx_compiled_dump(&c, p, devnull);
+			sbx_compiled_free(&c);
+		}
+		sbx_policy_free(p);
+	} else if (!d.errors) {
+		abort();	/* rejected without saying why */
+	}
+	sbx_diags_print(&d, devnull);
+	sbx_diags_free(&d);
+	return 0;
+}

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * daemon_policy.c - from a policy file to map entries, safely.
+ *
+ * The daemon runs as root, but a policy belongs to the user who starts
+ * the session: it is read, expanded (~ is that user's home) and compiled
+ * in a child process that has dropped to that user's uid, gid and groups.
+ * A user therefore cannot make the daemon read a file they could not read
+ * themselves (an `extends: /etc/shadow` only fails). The child sends the
+ * compiled entries back over a pipe; the daemon applies them all or not
+ * at all.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "user/daemon.h"
+#include "user/util.h"
+
+#define WIRE_MAGIC "SBXCMP1"
+
+struct wire_hdr {
+	char magic[8];
+	uint32_t ok;
+	uint32_t n_inode, n_chain, n_name, n_net4, n_net6, n_protect;
+	uint32_t json_len;
+	struct sbx_policy_hdr hdr;
+};
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = read(fd, p, len);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EPIPE;
+		p += r;
+		len -= r;
+	}
+	return 0;
+}
+
+#define WRITE_PAIRS(fd, arr, n)							\
+	do {									\
+		for (size_t i_ = 0; i_ < (n); i_++) {				\
+			write_all(fd, &(arr)[i_].k, sizeof((arr)[i_].k));	\
+			write_all(fd, &(arr)[i_].v, sizeof((arr)[i_].v));	\
+		}								\
+	} while (0)
+
+#define READ_PAIRS(fd, arr, n, rc)						\
+	do {									\
+		(arr) = sbx_calloc((n), sizeof(*(arr)));			\
+		for (size_t i_ = 0; i_ < (n) && !(rc); i_++) {			\
+			rc = read_all(fd, &(arr)[i_].k, sizeof((arr)[i_].k));	\
+			rc = rc ?: read_all(fd, &(arr)[i_].v, sizeof((arr)[i_].v)); \
+		}								\
+	} while (0)
+
+static json_t *diags_json(const struct sbx_diags *d)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct sbx_diag *g = &d->v[i];
+		char *s = sbx_asprintf("%s:%d:%d: %s: %s%s%s", g->file ? g->file : "?", g->line,
+				       g->col, g->level == SBX_DIAG_ERROR ? "error" : "warning",
+				       g->field ? g->field : "", g->field ? ": " : "", g->msg);
+
+		json_array_append_new(a, json_string(s));
+		free(s);
+	}
+	return a;
+}
+
+static int drop_to(uid_t uid, gid_t gid)
+{
+	struct passwd *pw = getpwuid(uid);
+	gid_t groups[256];
+	int ng = 256;
+
+	if (uid == 0)
+		return 0;
+	if (pw && getgrouplist(pw->pw_name, gid, groups, &ng) >= 0) {
+		if (setgroups(ng, groups))
+			return -errno;
+	} else if (setgroups(1, &gid)) {
+		return -errno;
+	}
+	if (setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
+		return -errno;
+	return 0;
+}
+
+/* The child: never returns. */
+static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const char *project,
+			  const char *policy_path, uint32_t policy_id)
+{
+	struct sbx_policy_env env = { .home = home, .project = project };
+	struct sbx_diags diags = {};
+	struct sbx_compiled c = {};
+	struct sbx_policy *p = NULL;
+	struct wire_hdr h = { .magic = WIRE_MAGIC };
+	json_t *j = json_object(), *rules = json_array();
+	char *text;
+	int rc;
+
+	rc = drop_to(uid, gid);
+	if (rc) {
+		json_object_set_new(j, "error", json_sprintf("dropping privileges: %s",
+							     strerror(-rc)));
+		goto send;
+	}
+	if (setenv("HOME", home, 1))
+		_exit(3);
+	p = sbx_policy_load_file(policy_path, &env, &diags);
+	if (p && sbx_policy_compile(p, policy_id, &c, &diags) == 0) {
+		h.ok = 1;
+		h.hdr = c.hdr;
+		h.n_inode = c.n_inode;
+		h.n_chain = c.n_chain;
+		h.n_name = c.n_name;
+		h.n_net4 = c.n_net4;
+		h.n_net6 = c.n_net6;
+		h.n_protect = c.n_protect;
+		for (uint32_t id = 1; id <= sbx_policy_rule_count(p); id++) {
+			const struct sbx_rule_info *r = sbx_policy_rule(p, id);
+
+			if (!r)
+				continue;
+			json_array_append_new(rules, json_pack(
+				"{s:i, s:i, s:s, s:s, s:o}", "id", (int)r->id, "verdict",
+				(int)r->verdict, "pattern", r->pattern ? r->pattern : "",
+				"reason", r->reason ? r->reason : "", "source",
+				json_sprintf("%s:%d:%d", r->file ? r->file : "?", r->line, r->col)));
+		}
+	} else if (!diags.errors) {
+		json_object_set_new(j, "error", json_string("the policy could not be compiled"));
+	}
+send:
+	json_object_set_new(j, "rules", rules);
+	json_object_set_new(j, "diags", diags_json(&diags));
+	text = json_dumps(j, JSON_COMPACT);
+	h.json_len = text ? strlen(text) : 0;
+	if (write_all(fd, &h, sizeof(h)))
+		_exit(2);
+	if (h.ok) {
+		WRITE_PAIRS(fd, c.inode, c.n_inode);
+		WRITE_PAIRS(fd, c.chain, c.n_chain);
+		WRITE_PAIRS(fd, c.name, c.n_name);
+		WRITE_PAIRS(fd, c.net4, c.n_net4);
+		WRITE_PAIRS(fd, c.net6, c.n_net6);
+		write_all(fd, c.protect, c.n_protect * sizeof(*c.protect));
+	}
+	if (text)
+		write_all(fd, text, h.json_len);
+	_exit(0);
+}
+
+void sbx_compiled_rt_free(struct sbx_compiled_rt *c)
+{
+	free(c->c.inode);
+	free(c->c.chain);
+	free(c->c.name);
+	free(c->c.net4);
+	free(c->c.net6);
+	free(c->c.protect);
+	for (size_t i = 0; i < c->n_rules; i++) {
+		free(c->rules[i].pattern);
+		free(c->rules[i].reason);
+		free(c->rules[i].source);
+	}
+	free(c->rules);
+	json_decref(c->diags);
+	memset(c, 0, sizeof(*c));
+}
+
+int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *project,
+			  const char *policy_path, uint32_t policy_id,
+			  struct sbx_compiled_rt *out, char **err)
+{
+	struct wire_hdr h;
+	json_error_t jerr;
+	json_t *j = NULL, *v;
+	char *text = NULL;
+	int pfd[2], rc, status;
+	size_t i;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return rc;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		compile_child(pfd[1], uid, gid, home, project, policy_path, policy_id);
+	}
+	close(pfd[1]);
+	rc = read_all(pfd[0], &h, sizeof(h));
+	if (!rc && memcmp(h.magic, WIRE_MAGIC, 8))
+		rc = -EPROTO;
+	if (!rc && h.ok) {
+		out->c.hdr = h.hdr;
+		out->c.n_inode = h.n_inode;
+		out->c.n_chain = h.n_chain;
+		out->c.n_name = h.n_name;
+		out->c.n_net4 = h.n_net4;
+		out->c.n_net6 = h.n_net6;
+		out->c.n_protect = h.n_protect;
+		READ_PAIRS(pfd[0], out->c.inode, h.n_inode, rc);
+		READ_PAIRS(pfd[0], out->c.chain, h.n_chain, rc);
+		READ_PAIRS(pfd[0], out->c.name, h.n_name, rc);
+		READ_PAIRS(pfd[0], out->c.net4, h.n_net4, rc);
+		READ_PAIRS(pfd[0], out->c.net6, h.n_net6, rc);
+		out->c.protect = sbx_calloc(h.n_protect, sizeof(*out->c.protect));
+		rc = rc ?: read_all(pfd[0], out->c.protect, h.n_protect * sizeof(*out->c.protect));
+	}
+	if (!rc && h.json_len) {
+		text = sbx_calloc(1, (size_t)h.json_len + 1);
+		rc = read_all(pfd[0], text, h.json_len);
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
+		rc = -ECHILD;
+	if (!rc && text) {
+		j = json_loads(text, 0, &jerr);
+		if (!j)
+			rc = -EPROTO;
+	}
+	free(text);
+	if (rc) {
+		*err = sbx_asprintf("compiling %s failed: %s", policy_path,
+				    rc == -ECHILD ? "the compiler process crashed" : strerror(-rc));
+		json_decref(j);
+		sbx_compiled_rt_free(out);
+		return rc;
+	}
+
+	out->diags = json_incref(json_object_get(j, "diags"));
+	if (!out->diags)
+		out->diags = json_array();
+	json_array_foreach(json_object_get(j, "rules"), i, v) {
+		struct sbx_rule_row *r;
+
+		out->rules = realloc(out->rules, (out->n_rules + 1) * sizeof(*out->rules));
+		if (!out->rules)
+			abort();
+		r = &out->rules[out->n_rules++];
+		r->id = json_integer_value(json_object_get(v, "id"));
+		r->verdict = json_integer_value(json_object_get(v, "verdict"));
+		r->pattern = sbx_strdup(json_string_value(json_object_get(v, "pattern")));
+		r->reason = sbx_strdup(json_string_value(json_object_get(v, "reason")));
+		r->source = sbx_strdup(json_string_value(json_object_get(v, "source")));
+	}
+	if (!h.ok) {
+		const char *e = json_string_value(json_object_get(j, "error"));
+
+		*err = e ? sbx_asprintf("%s: %s", policy_path, e) :
+			   sbx_asprintf("%s: the policy has errors", policy_path);
+		json_decref(j);
+		rc = -EINVAL;
+		/* keep diags for the caller; drop the rest */
+		json_t *diags = out->diags;
+
+		out->diags = NULL;
+		sbx_compiled_rt_free(out);
+		out->diags = diags;
+		return rc;
+	}
+	json_decref(j);
+	return 0;
+}
+
+/* ---- applying to the maps ----------------------------------------------- */
+
+#define INSERT_ALL(fd, arr, n)							\
+	do {									\
+		for (size_t i_ = 0; i_ < (n); i_++) {				\
+			if (bpf_map_update_elem(fd, &(arr)[i_].k, &(arr)[i_].v, BPF_NOEXIST)) { \
+				rc = -errno;					\
+				what = #arr;					\
+				goto fail;					\
+			}							\
+		}								\
+	} while (0)
+
+void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id)
+{
+	sbx_map_delete_policy(k->inode_rules, sizeof(struct sbx_inode_key), 0, policy_id);
+	sbx_map_delete_policy(k->chain_rules, sizeof(struct sbx_chain_key), 0, policy_id);
+	sbx_map_delete_policy(k->name_rules, sizeof(struct sbx_name_key), 0, policy_id);
+	sbx_map_delete_policy(k->net4, sizeof(struct sbx_net4_key), 4, htonl(policy_id));
+	sbx_map_delete_policy(k->net6, sizeof(struct sbx_net6_key), 4, htonl(policy_id));
+}
+
+int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **err)
+{
+	const char *what = "";
+	int rc = 0;
+
+	INSERT_ALL(k->inode_rules, c->inode, c->n_inode);
+	INSERT_ALL(k->chain_rules, c->chain, c->n_chain);
+	INSERT_ALL(k->name_rules, c->name, c->n_name);
+	INSERT_ALL(k->net4, c->net4, c->n_net4);
+	INSERT_ALL(k->net6, c->net6, c->n_net6);
+	return 0;
+fail:
+	/* A policy is in force whole or not at all: fail closed. */
+	sbx_policy_remove(k, c->hdr.policy_id);
+	*err = sbx_asprintf("loading the policy into the kernel failed at %s: %s%s", what,
+			    strerror(-rc), rc == -E2BIG || rc == -ENOMEM ?
+			    " (the rule maps are full)" : "");
+	return rc;
+}
+
+/* ---- the protected set: union of every session's policy files --------- */
+
+void sbx_protect_sync(struct sbx_daemon *d)
+{
+	struct sbx_protect_key key, next;
+	int first = 1;
+	__u32 one = 1;
+
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
+		for (size_t i = 0; i < s->n_protect; i++)
+			bpf_map_update_elem(d->k.protected_, &s->protect[i], &one, BPF_ANY);
+	/* drop keys no live session needs any more */
+	while (bpf_map_get_next_key(d->k.protected_, first ? NULL : &key, &next) == 0) {
+		bool used = false;
+
+		first = 0;
+		key = next;
+		for (struct sbx_session_rt *s = d->sessions; s && !used; s = s->next)
+			for (size_t i = 0; i < s->n_protect && !used; i++)
+				used = !memcmp(&s->protect[i], &next, sizeof(next));
+		if (!used) {
+			bpf_map_delete_elem(d->k.protected_, &next);
+			first = 1;	/* restart: the iterator lost its place */
+		}
+	}
+}
+
+/* ---- grants ---------------------------------------------------------------- */
+
+int sbx_session_push_hdr(struct sbx_daemon *d, struct sbx_session_rt *s)
+{
+	struct sbx_session v = { .pol = s->hdr, .uid = s->uid, .serial = s->serial };
+
+	if (s->n_grants)
+		v.pol.flags |= SBX_PF_HAS_GRANTS;
+	else
+		v.pol.flags &= ~SBX_PF_HAS_GRANTS;
+	if (bpf_map_update_elem(d->k.sessions, &s->cgid, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sbx_grant_add(struct sbx_daemon *d, struct sbx_session_rt *s,
+		  const struct sbx_grant_key *key, uint64_t expires_ns, const char *request)
+{
+	struct sbx_grant g = { .expires_ns = expires_ns };
+	struct sbx_grant_rt *r;
+	int rc;
+
+	if (bpf_map_update_elem(d->k.grants, key, &g, BPF_ANY))
+		return -errno;
+	s->grants = realloc(s->grants, (s->n_grants + 1) * sizeof(*s->grants));
+	if (!s->grants)
+		abort();
+	r = &s->grants[s->n_grants++];
+	r->key = *key;
+	r->expires_ns = expires_ns;
+	r->request = sbx_strdup(request);
+	rc = sbx_session_push_hdr(d, s);
+	if (rc)
+		return rc;
+	sbx_session_save(d, s);
+	return 0;
+}
+
+void sbx_grants_expire(struct sbx_daemon *d)
+{
+	uint64_t now = sbx_boot_ns();
+
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next) {
+		size_t w = 0;
+		bool changed = false;
+
+		for (size_t i = 0; i < s->n_grants; i++) {
+			struct sbx_grant_rt *g = &s->grants[i];
+
+			if (g->expires_ns && g->expires_ns < now) {
+				bpf_map_delete_elem(d->k.grants, &g->key);
+				free(g->request);
+				changed = true;
+				continue;
+			}
+			s->grants[w++] = *g;
+		}
+		s->n_grants = w;
+		if (changed) {
+			sbx_session_push_hdr(d, s);
+			sbx_session_save(d, s);
+		}
+	}
+}
