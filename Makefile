@@ -7,6 +7,7 @@
 #   make vmtest    the kernel suite in a QEMU guest (Debian 6.1, BPF-LSM)
 #   make bench     benchmarks in one VM run -> docs/BENCHMARKS.md
 #   make install   /usr/local/bin/bpfsbx, shipped policies, systemd unit
+#   make demo      a real session, narrated (in the VM if this kernel cannot enforce)
 #
 # V=1 shows the commands.
 
@@ -35,7 +36,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit vmtest bench install uninstall clean fuzz fuzz-smoke e2e-deps
+.PHONY: all deps test unit vmtest bench install uninstall clean fuzz e2e-deps demo
 
 all: $(BUILD)/bpfsbx
 
@@ -129,6 +130,9 @@ vmtest: all $(BUILD)/sbxtest
 
 bench: all
 	$(Q)tools/bench/run
+
+demo: all
+	$(Q)tools/demo
 
 $(BUILD) $(BUILD)/bpf:
 	@mkdir -p $@

@@ -56,6 +56,7 @@ struct sbx_walk {
 	__u8  builtins;		/* writes: also look for .sandbox and protected inodes */
 	__u8  error;
 	__u8  done;		/* reached the root, or nothing above can matter */
+	__u8  disconnected;	/* ended at a dentry that no mount reaches */
 	__u8  anchor_mask;	/* chain_mask of the inode being looked at */
 	__u16 name_len;		/* length of the component being looked at */
 	__u64 h_fwd, h_rev;	/* hashes being computed by the byte steps */
@@ -316,7 +317,11 @@ static long sbx_walk_step(__u32 i, void *ctx)
 	}
 	parent = BPF_CORE_READ(d, d_parent);
 	if (!parent || parent == d) {
-		w->done = 1;	/* a disconnected root */
+		/* A root that is not its mount's root: open_by_handle_at can
+		 * produce one on a real file system, and no rule above it can
+		 * be seen. */
+		w->disconnected = 1;
+		w->done = 1;
 		return 1;
 	}
 
@@ -349,6 +354,21 @@ static __always_inline __u32 sbx_fs_magic(struct dentry *d)
 	return BPF_CORE_READ(d, d_sb, s_magic);
 }
 
+/*
+ * Pipes, sockets, memfds and anon inodes live on the kernel's internal
+ * mounts, which no path reaches (only /proc/self/fd re-opens them). They
+ * are not files a policy can name, so file rules do not apply to them;
+ * exec of a memfd is decided separately.
+ */
+#define SBX_MNT_NS_INTERNAL ((__u64)-22)	/* ERR_PTR(-EINVAL), fs/mount.h */
+
+static __always_inline bool sbx_internal_mount(struct vfsmount *vmnt)
+{
+	struct mount *m = container_of(vmnt, struct mount, mnt);
+
+	return (__u64)BPF_CORE_READ(m, mnt_ns) == SBX_MNT_NS_INTERNAL;
+}
+
 static __always_inline bool sbx_pseudo_fs(__u32 magic)
 {
 	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
@@ -370,6 +390,8 @@ static __always_inline void sbx_decide_file(const struct sbx_session *s,
 
 	__builtin_memset(out, 0, sizeof(*out));
 
+	if (!(acc_mask & SBX_ACCBIT(SBX_ACC_EXEC)) && sbx_internal_mount(vmnt))
+		return;		/* all NONE: allowed */
 	if ((acc_mask & SBX_ACCBIT(SBX_ACC_WRITE)) && sbx_pseudo_fs(sbx_fs_magic(d))) {
 		out->v[SBX_ACC_WRITE] = SBX_V_DENY;
 		out->rule[SBX_ACC_WRITE] = SBX_RULE_PSEUDOFS;
@@ -399,6 +421,20 @@ static __always_inline void sbx_decide_file(const struct sbx_session *s,
 		}
 		return;
 	}
+	if (w.disconnected) {
+		/* Nothing above the object can be seen: fail closed for every
+		 * class (an internal object would not have got this far). */
+		sbx_stat_inc(SBX_STAT_WALK_TRUNC);
+		out->walk_trunc = 1;
+#pragma unroll
+		for (int a = 0; a < SBX_ACC_MAX; a++) {
+			if (acc_mask & SBX_ACCBIT(a)) {
+				out->v[a] = SBX_V_DENY;
+				out->rule[a] = SBX_RULE_WALK_LIMIT;
+			}
+		}
+		return;
+	}
 	if (!w.done) {
 		/* Could not reach the root. Rules found so far stand (nothing
 		 * above them could have been more specific) and the default
@@ -410,7 +446,7 @@ static __always_inline void sbx_decide_file(const struct sbx_session *s,
 			w.builtin_rule = SBX_RULE_WALK_LIMIT;
 	}
 
-	#pragma unroll
+#pragma unroll
 	for (int a = 0; a < SBX_ACC_MAX; a++) {
 		if (!(acc_mask & SBX_ACCBIT(a)))
 			continue;

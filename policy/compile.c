@@ -14,6 +14,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
 #include <stdarg.h>
@@ -245,7 +246,7 @@ static int cmp_name(const struct dirent **a, const struct dirent **b)
 
 struct scan {
 	struct cstate *s;
-	dev_t dev;
+	uint64_t mnt_id;	/* stay on one mount (st_dev lies on overlayfs) */
 	size_t seen, max;
 	uint8_t access;
 	bool truncated;
@@ -271,7 +272,7 @@ static void scan_dir(struct scan *sc, const char *dir, int depth)
 	for (int i = 0; i < n; i++) {
 		const char *nm = ents[i]->d_name;
 		char *child = NULL;
-		struct stat st;
+		struct statx st;
 
 		if (!strcmp(nm, ".") || !strcmp(nm, "..") || sc->truncated)
 			goto next;
@@ -283,11 +284,12 @@ static void scan_dir(struct scan *sc, const char *dir, int depth)
 			child = NULL;
 			goto next;
 		}
-		if (lstat(child, &st) || st.st_dev != sc->dev)
+		if (statx(AT_FDCWD, child, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_NLINK | STATX_MNT_ID,
+			  &st) || !(st.stx_mask & STATX_MNT_ID) || st.stx_mnt_id != sc->mnt_id)
 			goto next;
-		if (S_ISDIR(st.st_mode))
+		if (S_ISDIR(st.stx_mode))
 			scan_dir(sc, child, depth + 1);
-		else if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+		else if (S_ISREG(st.stx_mode) && st.stx_nlink > 1)
 			if (add_hl_candidate(sc->s, child, sc->access))
 				sc->s->oom = true;
 next:
@@ -375,7 +377,6 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 		goto out;
 	}
 	if (m == 0) {
-		struct stat st;
 		char *label = NULL;
 
 		if (strcmp(real, pat->text)) {
@@ -408,10 +409,13 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 			free(base);
 		}
 		free(label);
+		struct statx stx;
+
 		if ((fr->verdict == SBX_V_DENY || fr->verdict == SBX_V_ASK) &&
-		    !lstat(real, &st) && S_ISDIR(st.st_mode)) {
+		    !statx(AT_FDCWD, real, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &stx) &&
+		    (stx.stx_mask & STATX_MNT_ID) && S_ISDIR(stx.stx_mode)) {
 			struct scan sc = {
-				.s = s, .dev = st.st_dev, .max = s->p->hardlink_scan_max,
+				.s = s, .mnt_id = stx.stx_mnt_id, .max = s->p->hardlink_scan_max,
 				.access = fr->access,
 			};
 

@@ -33,7 +33,9 @@
 
 struct sbx_audit {
 	int dirfd, logfd;
+	int headfd;	/* sync off: the head, rewritten in place */
 	bool sync;
+	bool dirty;	/* sync off: appended since the last sbx_audit_sync */
 	char logname[160], headname[160];
 	uid_t uid;
 	gid_t gid;
@@ -128,7 +130,7 @@ struct sbx_audit *sbx_audit_open(struct sbx_queue *q, const char *session, char 
 		set_err(err, "out of memory");
 		return NULL;
 	}
-	a->dirfd = a->logfd = -1;
+	a->dirfd = a->logfd = a->headfd = -1;
 	a->sync = true;
 	sbx_queue_owner(q, &a->uid, &a->gid);
 	snprintf(a->logname, sizeof(a->logname), "%s.jsonl", session);
@@ -178,6 +180,10 @@ int sbx_audit_sync(struct sbx_audit *a)
 {
 	int rc = 0;
 
+	if (!a->dirty)
+		return 0;	/* nothing appended since the last sync */
+	a->dirty = false;
+
 	/* the log before the head: a head must never name a lost record */
 	if (flock(a->logfd, LOCK_EX) < 0)
 		return -errno;
@@ -204,8 +210,11 @@ void sbx_audit_close(struct sbx_audit *a)
 {
 	if (!a)
 		return;
+	sbx_audit_sync(a);	/* what a non-syncing writer appended */
 	if (a->logfd >= 0)
 		close(a->logfd);
+	if (a->headfd >= 0)
+		close(a->headfd);
 	if (a->dirfd >= 0)
 		close(a->dirfd);
 	free(a);
@@ -305,6 +314,63 @@ static bool read_head(int dirfd, const char *name, uint64_t *seq, char hash[65])
 	ok = parse_link(buf, len, seq, hash);
 	free(buf);
 	return ok;
+}
+
+/*
+ * Sync off: rewrite the head in place, one pwrite of a fixed 128 bytes
+ * at offset 0 (padded with spaces, which JSON allows), instead of a new
+ * file and a rename per record. The fd is checked against the name on
+ * every use: a durable writer may have replaced the file meanwhile.
+ */
+static int head_in_place(struct sbx_audit *a, const char *text)
+{
+	char buf[128];
+	struct stat st, by_name;
+	size_t n = strlen(text);
+
+	if (n >= sizeof(buf))
+		return -EINVAL;
+	if (a->headfd >= 0 &&
+	    (fstatat(a->dirfd, a->headname, &by_name, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     fstat(a->headfd, &st) < 0 || st.st_ino != by_name.st_ino ||
+	     st.st_dev != by_name.st_dev)) {
+		close(a->headfd);
+		a->headfd = -1;
+	}
+	if (a->headfd < 0) {
+		bool made = false;
+		int fd = sbx_openat_beneath(a->dirfd, a->headname,
+					    O_RDWR | O_CREAT | O_EXCL, 0600);
+
+		if (fd >= 0)
+			made = true;
+		else if (fd == -EEXIST)
+			fd = sbx_openat_beneath(a->dirfd, a->headname, O_RDWR | O_NONBLOCK, 0);
+		if (fd < 0)
+			return fd;
+		/* root writes in place only into a plain file of its own name */
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+			close(fd);
+			return -EPERM;
+		}
+		if (made && (a->uid != (uid_t)-1 || a->gid != (gid_t)-1) &&
+		    fchown(fd, a->uid, a->gid) < 0) {
+			int e = -errno;
+
+			close(fd);
+			return e;
+		}
+		a->headfd = fd;
+	}
+	memset(buf, ' ', sizeof(buf));
+	memcpy(buf, text, n);
+	buf[sizeof(buf) - 1] = '\n';
+	if (pwrite(a->headfd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		return -EIO;
+	if (fstat(a->headfd, &st) == 0 && st.st_size > (off_t)sizeof(buf) &&
+	    ftruncate(a->headfd, sizeof(buf)) < 0)
+		return -errno;
+	return 0;
 }
 
 static char *now_precise(void)
@@ -427,9 +493,15 @@ int sbx_audit_append(struct sbx_audit *a, json_t *body, char **err)
 		char *ht = hj ? json_dumps(hj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
 		json_decref(hj);
-		rc = ht ? sbx_write_atomic(a->dirfd, a->headname, ht, strlen(ht),
-					   a->sync ? SBX_W_REPLACE : SBX_W_REPLACE_NOSYNC,
-					   a->uid, a->gid) : -ENOMEM;
+		if (!ht)
+			rc = -ENOMEM;
+		else if (a->sync)
+			rc = sbx_write_atomic(a->dirfd, a->headname, ht, strlen(ht), SBX_W_REPLACE,
+					      a->uid, a->gid);
+		else
+			rc = head_in_place(a, ht);
+		if (!a->sync)
+			a->dirty = true;
 		free(ht);
 	}
 	if (rc)

@@ -304,7 +304,7 @@ const char *sbx_queue_user(void);
 /*
  * Audit durability. By default each append fdatasyncs the log and
  * replaces the head with fsyncs (~ms per record on a disk). With sync off
- * an append is a write and a rename (tens of us): a daemon under a burst
+ * an append is two writes and no fsync: a daemon under a burst
  * of denials turns it off and calls sbx_audit_sync() now and then. A
  * crash of the process loses nothing; a crash of the machine can lose the
  * last records, which verify then reports as a truncation.

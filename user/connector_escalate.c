@@ -387,19 +387,6 @@ char *sbx_esc_describe(const char *project, const char *id, const struct sbx_esc
 
 /* ---- grants without a kernel ------------------------------------------- */
 
-static time_t parse_time(const char *s)
-{
-	struct tm tm = { 0 };
-	const char *e;
-
-	if (!s)
-		return 0;
-	e = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!e)
-		return 0;
-	return timegm(&tm);
-}
-
 static bool grant_matches(const json_t *rec, const char *session, const char *path,
 			  int access, const char *host, int port, time_t now)
 {
@@ -435,7 +422,11 @@ static bool grant_matches(const json_t *rec, const char *session, const char *pa
 		const char *s = json_string_value(json_object_get(rec, "session"));
 		return s && session && !strcmp(s, session);
 	}
-	return now - parse_time(json_string_value(json_object_get(d, "at"))) <= SBX_ONCE_TTL_S;
+	time_t at;
+
+	if (sbx_time_parse(json_string_value(json_object_get(d, "at")), &at) < 0)
+		return false;
+	return now - at <= SBX_ONCE_TTL_S && now >= at - 5;
 }
 
 bool sbx_esc_granted(const char *project, const char *session, const char *path,

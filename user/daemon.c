@@ -606,6 +606,9 @@ static void on_timer(struct sbx_daemon *d)
 		return;
 	sbx_grants_expire(d);
 	sbx_requests_expire(d);
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
+		if (s->audit)
+			sbx_audit_sync(s->audit);
 	/* belt and braces: a missed inotify event must not leak a session */
 	for (struct sbx_session_rt *s = d->sessions, *nx; s; s = nx) {
 		nx = s->next;

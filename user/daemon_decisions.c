@@ -179,31 +179,31 @@ static int apply_grant(struct sbx_daemon *d, struct sbx_session_rt *s, const cha
 void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const char *name)
 {
 	struct sbx_session_rt *s = NULL;
-	char *id, *why = NULL, *err = NULL, *what = NULL;
+	struct sbx_done_ident ident;
+	char *id, *why = NULL, *what = NULL;
 	const char *kind, *sess, *verdict, *scope_s;
-	json_t *done = NULL, *req, *dec, *rec;
+	json_t *done = NULL, *dec, *rec;
 	struct sbx_queue *q = hint->queue;
 	size_t l = strlen(name);
 	int scope, rc;
 
 	if (!q || name[0] == '.' || l < 6 || strcmp(name + l - 5, ".json"))
 		return;
+	/* Checked against the request as it was issued: an approver cannot
+	 * approve something other than what was asked, nor replay a decision. */
+	rc = sbx_queue_check_done(q, name, SBX_CHECK_QUARANTINE, &done, &ident, &why);
+	if (rc < 0 || rc == SBX_DONE_APPLIED)
+		goto out_early;
+	if (rc == SBX_DONE_BAD) {
+		sbx_warn("session %s: decision %s quarantined: %s", hint->name, name,
+			 why ? why : "invalid");
+		goto out_early;
+	}
 	id = strndup(name, l - 5);
 	if (!id)
 		abort();
-	if (sbx_queue_read(q, "done", id, &done, &err)) {
-		/* sbx_queue_read quarantines what it cannot read */
-		if (err)
-			sbx_warn("session %s: %s", hint->name, err);
-		goto out;
-	}
-	if (!sbx_queue_validate_done(done, id, &why)) {
-		sbx_queue_quarantine(q, "done", name, why ? why : "invalid decision");
-		goto out;
-	}
-	req = done;	/* done/ID.json is the request plus "decision" */
-	kind = json_string_value(json_object_get(req, "kind"));
-	sess = json_string_value(json_object_get(req, "session"));
+	kind = json_string_value(json_object_get(done, "kind"));
+	sess = json_string_value(json_object_get(done, "session"));
 	if (!kind || !strcmp(kind, "command"))
 		goto out;	/* commands are run by the approver, not the kernel */
 	for (struct sbx_session_rt *c = d->sessions; c && !s; c = c->next)
@@ -211,19 +211,13 @@ void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const 
 			s = c;
 	if (!s) {
 		/* A decision naming one of our live sessions that we never asked
-		 * for is forged or replayed from elsewhere. */
-		bool ours = false;
-
+		 * for is forged; one for somebody else's request is not ours. */
 		for (struct sbx_session_rt *c = d->sessions; c; c = c->next)
-			if (sess && !strcmp(c->name, sess))
-				ours = true;
-		if (ours)
-			sbx_queue_quarantine(q, "done", name,
-					     "decision for a request this session never made");
-		goto out;
-	}
-	if (sbx_queue_is_applied(q, id)) {
-		sbx_queue_quarantine(q, "done", name, "replayed decision: already applied");
+			if (sess && !strcmp(c->name, sess)) {
+				sbx_queue_quarantine(q, "done", name,
+						     "decision for a request this session never made");
+				break;
+			}
 		goto out;
 	}
 	dec = json_object_get(done, "decision");
@@ -233,24 +227,24 @@ void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const 
 	if (scope < 0)
 		scope = SBX_SCOPE_ONCE;
 	if (verdict && !strcmp(verdict, "approve")) {
-		rc = apply_grant(d, s, id, req, scope, &what);
+		rc = apply_grant(d, s, id, done, scope, &what);
 		if (rc)
 			sbx_warn("session %s: applying %s: %s", s->name, id, strerror(-rc));
 		else
 			sbx_info("session %s: approved (%s) %s", s->name, sbx_scope_name(scope),
 				 what ? what : "");
 	}
-	sbx_queue_mark_applied(q, id);
+	sbx_queue_mark_applied_ident(q, id, &ident);
 	rec = json_pack("{s:s,s:s,s:s,s:s,s:O}", "event", "decision", "request", id,
 			"verdict", verdict ? verdict : "?", "scope", scope_s ? scope_s : "once",
 			"decision", dec);
 	sbx_daemon_audit(d, s, rec);
 	json_decref(rec);
 out:
+	free(id);
+out_early:
 	free(what);
 	free(why);
-	free(err);
-	free(id);
 	json_decref(done);
 }
 

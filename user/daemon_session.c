@@ -497,6 +497,17 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		rc = -EIO;
 		goto fail;
 	}
+	/* a burst of denials must not wait for a disk flush each; the timer
+	 * syncs the log every second */
+	sbx_audit_set_sync(s->audit, false);
+	{
+		char *rerr = NULL;
+
+		sbx_queue_recover(s->queue, &rerr);
+		if (rerr)
+			sbx_warn("queue %s: %s", s->project, rerr);
+		free(rerr);
+	}
 
 	rc = sbx_session_push_hdr(d, s);
 	if (rc) {
@@ -745,7 +756,14 @@ int sbx_sessions_adopt(struct sbx_daemon *d)
 				sbx_warn("session %s: audit: %s", s->name, err ? err : "?");
 				free(err);
 				err = NULL;
+			} else {
+				sbx_audit_set_sync(s->audit, false);
 			}
+			sbx_queue_recover(s->queue, &err);
+			if (err)
+				sbx_warn("queue %s: %s", s->project, err);
+			free(err);
+			err = NULL;
 		}
 		s->next = d->sessions;
 		d->sessions = s;

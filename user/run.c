@@ -116,13 +116,32 @@ static void exec_cmd(char **argv)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* Errors all; warnings (often "host did not resolve" on a machine without
+ * DNS) only the first few, so that the command's own output stays visible. */
+static void print_diag_list(json_t *diags)
+{
+	size_t i, warned = 0, more = 0;
+	json_t *v;
+
+	json_array_foreach(diags, i, v) {
+		const char *d = json_string_value(v);
+
+		if (!d)
+			continue;
+		if (strstr(d, ": warning: ") && ++warned > 3) {
+			more++;
+			continue;
+		}
+		fprintf(stderr, "%s\n", d);
+	}
+	if (more)
+		fprintf(stderr, "bpfsbx: ... and %zu more warning(s); 'bpfsbx policy check' "
+			"shows them all\n", more);
+}
+
 static void print_diags(json_t *r)
 {
-	json_t *v;
-	size_t i;
-
-	json_array_foreach(json_object_get(r, "diagnostics"), i, v)
-		fprintf(stderr, "%s\n", json_string_value(v));
+	print_diag_list(json_object_get(r, "diagnostics"));
 }
 
 static int run_with_daemon(const char *policy, const char *project, char **cmd)
@@ -211,13 +230,12 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 	struct sbx_daemon_opts o = { .embedded = true };
 	struct sbx_session_rt *s;
 	struct sbx_daemon d;
-	json_t *diags = NULL, *v;
+	json_t *diags = NULL;
 	char *err = NULL;
 	int go[2], rc;
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
-	size_t i;
 
 	target_user(as_root, &uid, &gid);
 	sbx_set_log_prefix("bpfsbx");
@@ -257,8 +275,7 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 	d.embedded_child = pid;
 	rc = sbx_session_create(&d, pid, uid, gid, policy, project,
 				uid == getuid() ? getenv("HOME") : NULL, &s, &err, &diags);
-	json_array_foreach(diags, i, v)
-		fprintf(stderr, "%s\n", json_string_value(v));
+	print_diag_list(diags);
 	json_decref(diags);
 	if (rc) {
 		sbx_err("%s", err ? err : strerror(-rc));

@@ -95,3 +95,6 @@ fixtures() {
 	chown -R $TUSER:$TUSER $THOME /srv/sbx
 	chmod 755 /opt/sbxbin/*
 }
+
+# session cgroups that exist (directories under <cgroup2>/bpfsbx)
+session_cgroups() { find /sys/fs/cgroup/bpfsbx -mindepth 1 -maxdepth 1 -type d 2>/dev/null; }

@@ -254,6 +254,8 @@ int main(int argc, char **argv)
 		return usage();
 	c = argv[1];
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("SBXTEST_PID"))
+		printf("PID %d\n", (int)getpid());
 
 	if (!strcmp(c, "open") && n >= 1)
 		return report(do_open(a[0], n > 1 ? a[1] : "r"));

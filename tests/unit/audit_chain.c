@@ -515,3 +515,42 @@ SBX_TEST(audit, verify_while_others_append)
 	free(path);
 	free(err);
 }
+
+SBX_TEST(audit, lazy_and_durable_writers_share_a_head)
+{
+	struct sbx_queue *q = tq_open("mixed");
+	struct sbx_audit *lazy, *durable;
+	struct sbx_audit_report r;
+	char *err = NULL, *path = NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+	lazy = sbx_audit_open(q, "mixed", &err);
+	durable = sbx_audit_open(q, "mixed", &err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lazy);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(durable);
+	sbx_audit_set_sync(lazy, false);
+	if (asprintf(&path, "%s/.sandbox/audit/mixed.jsonl", sbx_queue_project(q)) < 0)
+		abort();
+	for (int i = 0; i < 60; i++) {
+		/* the durable writer replaces the head file; the lazy one
+		 * must notice and not write into the replaced inode */
+		json_t *b = json_pack("{s:i}", "i", i);
+
+		CU_ASSERT_EQUAL(sbx_audit_append(i % 3 ? lazy : durable, b, &err), 0);
+		json_decref(b);
+		if (i % 7 == 0) {
+			CU_ASSERT_EQUAL(sbx_audit_verify(path, &r), 0);
+			CU_ASSERT_EQUAL(r.records, (uint64_t)i + 1);
+			sbx_audit_report_free(&r);
+		}
+	}
+	CU_ASSERT_EQUAL(sbx_audit_sync(lazy), 0);
+	CU_ASSERT_EQUAL(sbx_audit_verify(path, &r), 0);
+	CU_ASSERT_EQUAL(r.records, 60);
+	sbx_audit_report_free(&r);
+	sbx_audit_close(lazy);
+	sbx_audit_close(durable);
+	sbx_queue_close(q);
+	free(path);
+	free(err);
+}

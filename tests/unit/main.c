@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <CUnit/Basic.h>
+#include <CUnit/TestRun.h>
 #include "tests/unit/unit.h"
 
 extern const struct sbx_unit_test __start_sbx_tests[];
@@ -70,11 +71,10 @@ int main(int argc, char **argv)
 			return 2;
 		CU_pSuite s = CU_add_suite(t->suite, NULL, NULL);
 		CU_add_test(s, t->name, t->fn);
-		CU_basic_set_mode(CU_BRM_SILENT);
 		skipped_flag = 0;
 		tmpdir[0] = 0;
 		fflush(stdout);
-		CU_basic_run_tests();
+		CU_run_all_tests();	/* the core runner: no output of its own */
 		CU_pFailureRecord fr = CU_get_failure_list();
 		unsigned nfail = CU_get_number_of_failures();
 		if (nfail) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host unit tests: CUnit, registered through a linker section so that a
- * new tests/unit/*.c file needs no central list. Each test prints one
+ * new test file in tests/unit/ needs no central list. Each test prints one
  * result line (ok / FAIL / skip) that tests/run counts.
  *
  *   SBX_TEST(queue, claim_race) { CU_ASSERT_EQUAL(...); }

@@ -1,0 +1,60 @@
+# Sessions: exit status, events, cleanup, non-root callers.
+
+test_exit_status_passes_through() {
+	in_session $POL/core.yaml sh -c 'exit 3' && fail "exit 0"
+	rc=0; in_session $POL/core.yaml sh -c 'exit 3' || rc=$?
+	[ $rc = 3 ] || fail "exit status $rc, want 3"
+	rc=0; in_session $POL/core.yaml sh -c 'kill -9 $$' || rc=$?
+	[ $rc = 137 ] || fail "exit status $rc, want 137 (128+SIGKILL)"
+	rc=0; in_session $POL/core.yaml /nonexistent/cmd 2>/dev/null || rc=$?
+	[ $rc = 127 ] || fail "exit status $rc, want 127"
+}
+
+test_event_has_pid_comm_session() {
+	out=$(in_session $POL/core.yaml sh -c "$SBXT cgroup; SBXTEST_PID=1 $SBXT open $THOME/.ssh/id_rsa" || true)
+	sess=$(echo "$out" | sed -n 's|^0::/bpfsbx/\([^/]*\).*|\1|p')
+	pid=$(echo "$out" | sed -n 's/^PID //p')
+	[ -n "$sess" ] && [ -n "$pid" ] || fail "no session or pid in: $out"
+	event session=$sess pid=$pid comm=sbxtest operation=open_read object=$THOME/.ssh/id_rsa \
+		verdict=deny uid=$TUID rule.reason="test: ssh keys"
+	# one event per denial
+	n=$(event_count session=$sess pid=$pid)
+	[ "$n" = 1 ] || fail "$n events for one denial"
+}
+
+test_session_cleaned_up_when_empty() {
+	in_session $POL/core.yaml true
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 0 ]" || fail "session not removed: $($SBX status)"
+	[ -z "$(session_cgroups)" ] || fail "cgroup left: $(session_cgroups)"
+	# and its rules are gone from the kernel
+	n=$(bpftool map dump pinned /sys/fs/bpf/bpfsbx/maps/sbx_sessions | grep -c '"key"' || true)
+	[ "$n" = 0 ] || fail "$n session entries left in the kernel"
+}
+
+test_session_lives_while_background_process_does() {
+	in_session $POL/core.yaml sh -c "(sleep 2; $SBXT open $THOME/.ssh/id_rsa >/tmp/bg-result) >/dev/null 2>&1 &"
+	[ "$($SBX status | sed -n 's/^sessions: //p')" = 1 ] || fail "session ended early"
+	wait_for test -s /tmp/bg-result || fail "background process wrote nothing"
+	grep -q "ERR EPERM" /tmp/bg-result || fail "background process escaped: $(cat /tmp/bg-result)"
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 0 ]" || fail "session not removed"
+}
+
+test_sessions_are_independent() {
+	# two sessions with different policies at once
+	in_session $POL/core.yaml sh -c "sleep 1; $SBXT open $THOME/.ssh/id_rsa" >/tmp/s1 &
+	b1=$!
+	in_session $ROOT/policy/shipped/audit-only.yaml sh -c "sleep 1; $SBXT open $THOME/.ssh/id_rsa" >/tmp/s2 &
+	b2=$!
+	wait $b1 || true
+	wait $b2 || true
+	grep -q "ERR EPERM" /tmp/s1 || fail "core session: $(cat /tmp/s1)"
+	grep -q "^OK" /tmp/s2 || fail "audit-only session: $(cat /tmp/s2)"
+}
+
+test_outside_sessions_unaffected() {
+	expect "OK" as_user $SBXT open $THOME/.ssh/id_rsa
+	expect "OK" $SBXT open /srv/sbx/denied/file
+	/opt/sbxbin/forbidden || fail "exec outside failed"
+	expect "ERR ENETUNREACH" $SBXT connect 4 10.66.1.1 80
+	expect "OK" $SBXT open /sys/fs/cgroup/cgroup.procs r
+}

@@ -1,0 +1,96 @@
+# The daemon: enforcement outlives it, a new one adopts, bad input.
+# (runs last: it stops and restarts the daemon)
+
+test_sigkill_daemon_session_stays_confined() {
+	in_session $POL/core.yaml sh -c "sleep 3; $SBXT open $THOME/.ssh/id_rsa >/tmp/after-kill; sleep 4; $SBXT open $THOME/.ssh/id_rsa >/tmp/after-restart" &
+	bg=$!
+	sleep 1
+	kill -9 "$(daemon_pid)"; wait_gone "$(daemon_pid)" || fail "daemon did not die"
+	rm -f /tmp/sbx-daemon.pid
+	wait_for test -s /tmp/after-kill || fail "no result"
+	grep -q "ERR EPERM" /tmp/after-kill || fail "unconfined without the daemon: $(cat /tmp/after-kill)"
+	daemon_start
+	grep -q "adopted session" $DLOG || fail "restarted daemon did not adopt: $(tail -n 3 $DLOG)"
+	[ "$($SBX status | sed -n 's/^sessions: //p')" = 1 ] || fail "status: $($SBX status)"
+	wait $bg || true
+	grep -q "ERR EPERM" /tmp/after-restart || fail "after restart: $(cat /tmp/after-restart)"
+	# the adopted session's denial reached the new daemon
+	event operation=open_read object=$THOME/.ssh/id_rsa comm=sbxtest
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 0 ]" || fail "adopted session not cleaned up"
+}
+
+test_sigterm_leaves_enforcement_pinned() {
+	p=$(daemon_pid)
+	kill -TERM "$p"; wait_gone "$p" || fail "daemon ignored SIGTERM"
+	rm -f /tmp/sbx-daemon.pid
+	[ -e /sys/fs/bpf/bpfsbx/maps/sbx_sessions ] || fail "pins removed on SIGTERM"
+	[ -e /sys/fs/bpf/bpfsbx/links/sbx_file_open ] || fail "links removed on SIGTERM"
+	daemon_start
+	grep -q "(pid [0-9]*, adopted)" $DLOG || fail "did not adopt pins"
+}
+
+test_second_daemon_refused() {
+	out=$("$SBX" daemon --log /tmp/second.jsonl 2>&1) && fail "second daemon started"
+	echo "$out" | grep -q "already running" || fail "unexpected: $out"
+	"$SBX" status >/dev/null || fail "first daemon hurt"
+}
+
+test_bad_cli_input() {
+	rc=0; out=$("$SBX" run --bogus -- true 2>&1) || rc=$?
+	[ $rc = 2 ] && echo "$out" | grep -q "unrecognized option\|unknown option" || fail "unknown flag: rc=$rc $out"
+	rc=0; out=$(as_user "$SBX" run --policy /nonexistent.yaml -- true 2>&1) || rc=$?
+	[ $rc = 1 ] && echo "$out" | grep -q "not found" || fail "missing policy: rc=$rc $out"
+	rc=0; out=$(as_user "$SBX" unload 2>&1) || rc=$?
+	[ $rc = 1 ] && echo "$out" | grep -q "only root" || fail "non-root unload: rc=$rc $out"
+	rc=0; out=$("$SBX" frobnicate 2>&1) || rc=$?
+	[ $rc = 2 ] || fail "unknown command: rc=$rc $out"
+	rc=0; out=$(as_user "$SBX" run -- 2>&1) || rc=$?
+	[ $rc = 2 ] || fail "no command: rc=$rc $out"
+}
+
+test_bad_policy_rejected_whole() {
+	printf 'version: 1\nfiles:\n  default: allow\n  rules:\n    - path: ~/x\n      verdict: maybe\n      reason: r\nnetwork: {default: allow}\n' >/tmp/bad.yaml
+	chmod 644 /tmp/bad.yaml
+	rc=0; out=$(as_user "$SBX" run --policy /tmp/bad.yaml --project $PROJ -- true 2>&1) || rc=$?
+	[ $rc = 1 ] || fail "bad policy: rc=$rc $out"
+	echo "$out" | grep -q "bad.yaml:6:" || fail "no file:line in: $out"
+	[ "$($SBX status | sed -n 's/^sessions: //p')" = 0 ] || fail "a session was left"
+	[ -z "$(session_cgroups)" ] || fail "cgroup left: $(session_cgroups)"
+}
+
+test_unload_refuses_live_sessions_then_embedded_run() {
+	in_session $POL/core.yaml sleep 3 &
+	bg=$!
+	sleep 1
+	out=$("$SBX" unload 2>&1) && fail "unload with a live session succeeded"
+	echo "$out" | grep -q "live session" || fail "unexpected: $out"
+	wait $bg
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 0 ]"
+	"$SBX" unload || fail "unload failed"
+	[ ! -e /sys/fs/bpf/bpfsbx ] || fail "pins left after unload"
+	rm -f /tmp/sbx-daemon.pid
+	# no daemon: root runs a one-off session for the sudo user
+	out=$(SUDO_UID=$TUID SUDO_GID=$TUID "$SBX" run --policy $POL/core.yaml --project $PROJ -- \
+		sh -c "id -u; $SBXT open $THOME/.ssh/id_rsa" 2>&1 || true)
+	echo "$out" | grep -qx "$TUID" || fail "command did not run as the sudo user: $out"
+	echo "$out" | grep -q "ERR EPERM" || fail "embedded session not enforced: $out"
+	[ ! -e /sys/fs/bpf/bpfsbx ] || fail "embedded daemon left its pins"
+	daemon_start
+}
+
+test_no_bpf_lsm_clear_error() {
+	daemon_stop
+	"$SBX" unload >/dev/null 2>&1 || true
+	echo "lockdown,capability,landlock,yama" >/tmp/fake-lsm
+	mount --bind /tmp/fake-lsm /sys/kernel/security/lsm
+	rc=0; out=$("$SBX" daemon --log /tmp/x.jsonl 2>&1) || rc=$?
+	drc=0; dout=$("$SBX" doctor 2>&1) || drc=$?
+	umount /sys/kernel/security/lsm
+	[ $rc = 1 ] || fail "daemon without BPF-LSM: rc=$rc $out"
+	echo "$out" | grep -q "BPF-LSM is not active" || fail "unclear message: $out"
+	[ ! -e /sys/fs/bpf/bpfsbx ] || fail "half-loaded state left behind"
+	[ $drc = 1 ] || fail "doctor passed without BPF-LSM: $dout"
+	echo "$dout" | grep -q "lsm=" || fail "doctor does not say how to fix it: $dout"
+	daemon_start
+	"$SBX" doctor >/tmp/doctor.out 2>&1 || fail "doctor fails with BPF-LSM: $(cat /tmp/doctor.out)"
+}
