@@ -36,7 +36,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit vmtest bench install uninstall clean fuzz e2e-deps demo
+.PHONY: all deps test unit vmtest bench bench-helpers install uninstall clean fuzz e2e-deps demo
 
 all: $(BUILD)/bpfsbx
 
@@ -130,6 +130,22 @@ vmtest: all $(BUILD)/sbxtest
 
 bench: all
 	$(Q)tools/bench/run
+
+# the benchmark helpers (tools/bench; tools/bench/run builds them itself):
+# sbxbench, the driver, links the queue library for its approver
+BENCH_SRCS := $(sort $(wildcard tools/bench/sbxbench*.c))
+$(BUILD)/bench/sbxbench: $(BENCH_SRCS) tools/bench/bench.h $(call obj,$(QUEUE_SRCS),obj)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(BENCH_SRCS) $(call obj,$(QUEUE_SRCS),obj) \
+		$(LIBS) -lm
+
+$(BUILD)/bench/landlock-exec: tools/bench/landlock_exec.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $<
+
+bench-helpers: $(BUILD)/bench/sbxbench $(BUILD)/bench/landlock-exec
 
 demo: all
 	$(Q)tools/demo

@@ -330,6 +330,41 @@ static int not_pending(struct sbx_queue *q, const char *id, char **err)
 	return -ENOENT;
 }
 
+/*
+ * "Approve always": the approver, who runs as the project's owner outside
+ * every session, records the decision in remembered.yaml, so that it
+ * holds for later sessions even if the asking session has ended by the
+ * time a person answers. (Host names asked ahead through request_access
+ * are resolved and remembered by the daemon, which applies them.)
+ */
+static void remember(struct sbx_queue *q, const char *id, json_t *req)
+{
+	const char *kind = json_string_value(json_object_get(req, "kind"));
+	json_t *obj = json_object_get(req, "object");
+	struct sbx_remembered r = { .request = (char *)id };
+	char *err = NULL;
+
+	if (!kind || !json_is_object(obj))
+		return;
+	if (!strcmp(kind, "file") || !strcmp(kind, "exec") ||
+	    (!strcmp(kind, "access") && json_object_get(obj, "path"))) {
+		r.kind = (char *)(!strcmp(kind, "exec") ? "exec" : "file");
+		r.path = (char *)json_string_value(json_object_get(obj, "path"));
+		r.access = (char *)json_string_value(json_object_get(obj, "access"));
+		if (!strcmp(kind, "exec"))
+			r.access = "exec";
+	} else if (!strcmp(kind, "net")) {
+		r.kind = "net";
+		r.addr = (char *)json_string_value(json_object_get(obj, "addr"));
+		r.port = json_integer_value(json_object_get(obj, "port"));
+	} else {
+		return;
+	}
+	if ((r.path || r.addr) && sbx_remembered_add(q, &r, &err))
+		fprintf(stderr, "bpfsbx: remembering %s: %s\n", id, err ? err : "failed");
+	free(err);
+}
+
 int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 		      const struct sbx_resolve_opts *o, json_t **done, char **err)
 {
@@ -399,9 +434,11 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 		}
 		d.result = result;
 	}
-	json_decref(req);
 	rc = sbx_queue_decide(q, id, &d, &inner);
 	json_decref(result);
+	if (rc == 0 && o->approve && o->scope == SBX_SCOPE_ALWAYS)
+		remember(q, id, req);
+	json_decref(req);
 	if (rc == -EEXIST) {
 		free(inner);
 		return not_pending(q, id, err);

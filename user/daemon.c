@@ -93,6 +93,7 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 	d->next_policy_id = 1;
 	d->next_serial = 1;
 	d->embedded = o->embedded;
+	d->once_ttl_s = o->once_ttl_s ? o->once_ttl_s : SBX_ONCE_TTL_S;
 
 	if (geteuid() != 0) {
 		*err = sbx_strdup("the daemon must run as root (it loads BPF programs)");
@@ -197,7 +198,7 @@ void sbx_daemon_fini(struct sbx_daemon *d)
 		ring_buffer__consume(d->rb);	/* what the kernel already sent */
 		ring_buffer__free(d->rb);
 	}
-	sbx_events_flush_pending(d);
+	sbx_events_flush_all(d);
 	if (d->k.config >= 0 && bpf_map_lookup_elem(d->k.config, &zero, &cfg) == 0 &&
 	    cfg.daemon_tgid == (unsigned)getpid()) {
 		cfg.daemon_tgid = 0;
@@ -276,9 +277,9 @@ static json_t *status_json(struct sbx_daemon *d)
 			"policy", s->policy_path, "policy_id", (int)s->policy_id, "grants",
 			(int)s->n_grants, "rules", (int)s->n_rules, "populated",
 			sbx_session_populated(s)));
-	return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b}", "ok", 1, "daemon_pid", (int)getpid(),
+	return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i}", "ok", 1, "daemon_pid", (int)getpid(),
 			 "sessions", sessions, "stats", stats, "pins", SBX_PIN_DIR, "embedded",
-			 d->embedded);
+			 d->embedded, "once_ttl_s", (int)d->once_ttl_s);
 }
 
 static void kill_session(struct sbx_session_rt *s)
@@ -661,16 +662,18 @@ int sbx_daemon_loop(struct sbx_daemon *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bpfsbx daemon [--log FILE|-]\n\n"
+	fprintf(f, "usage: bpfsbx daemon [--log FILE|-] [--once-ttl SECONDS]\n\n"
 		   "Load (or adopt) the BPF-LSM programs, pin them under " SBX_PIN_DIR ",\n"
 		   "and serve " SBX_CONTROL_SOCK ". Runs in the foreground; stop it with\n"
-		   "SIGTERM (sessions stay confined). Events go to " SBX_EVENT_LOG ".\n");
+		   "SIGTERM (sessions stay confined). Events go to " SBX_EVENT_LOG ".\n"
+		   "--once-ttl: how long an \"approve once\" grant lasts (default 60 s).\n");
 }
 
 static int cmd_daemon(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "log", required_argument, NULL, 'l' },
+		{ "once-ttl", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -679,10 +682,19 @@ static int cmd_daemon(int argc, char **argv)
 	char *err = NULL;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+l:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+l:t:h", opts, NULL)) != -1) {
+		long v;
+
 		switch (c) {
 		case 'l':
 			o.log_path = optarg;
+			break;
+		case 't':
+			if (!sbx_parse_long(optarg, 1, 86400, &v)) {
+				sbx_err("daemon: --once-ttl takes seconds (1..86400), not '%s'", optarg);
+				return SBX_EXIT_USAGE;
+			}
+			o.once_ttl_s = v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -711,5 +723,5 @@ static int cmd_daemon(int argc, char **argv)
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
-SBX_COMMAND(daemon, "daemon", "[--log FILE]", "load BPF-LSM and serve sessions (root)",
+SBX_COMMAND(daemon, "daemon", "[--log FILE] [--once-ttl S]", "load BPF-LSM and serve sessions (root)",
 	    cmd_daemon);

@@ -112,6 +112,7 @@ struct sbx_daemon {
 	pid_t embedded_child;
 	bool stop;
 	uint64_t events_seen, events_lost_reported;
+	unsigned once_ttl_s;		/* how long "approve once" lasts */
 };
 
 int sbx_cgroup_root(char **path, char **err);
@@ -167,6 +168,7 @@ int sbx_session_push_hdr(struct sbx_daemon *d, struct sbx_session_rt *s);
 
 int sbx_events_handle(void *ctx, void *data, size_t size);
 void sbx_events_flush_pending(struct sbx_daemon *d);
+void sbx_events_flush_all(struct sbx_daemon *d);
 const char *sbx_op_name(unsigned op);
 /* the object of an event as a person reads it */
 char *sbx_event_object(const struct sbx_event *e);
@@ -186,6 +188,7 @@ void sbx_requests_expire(struct sbx_daemon *d);
 struct sbx_daemon_opts {
 	bool embedded;
 	const char *log_path;
+	unsigned once_ttl_s;		/* 0: SBX_ONCE_TTL_S */
 };
 
 int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char **err);

@@ -91,9 +91,9 @@ static int apply_grant(struct sbx_daemon *d, struct sbx_session_rt *s, const cha
 {
 	const char *kind = json_string_value(json_object_get(req, "kind"));
 	const json_t *obj = json_object_get(req, "object");
-	uint64_t exp = scope == SBX_SCOPE_ONCE ? sbx_boot_ns() + SBX_ONCE_TTL_S * 1000000000ull : 0;
+	uint64_t exp = scope == SBX_SCOPE_ONCE ?
+		sbx_boot_ns() + (uint64_t)d->once_ttl_s * 1000000000ull : 0;
 	struct sbx_grant_key k = { .cgid = s->cgid };
-	struct sbx_remembered rem = { .request = (char *)id };
 	int rc = 0;
 
 	if (!kind || !json_is_object(obj))
@@ -124,18 +124,12 @@ static int apply_grant(struct sbx_daemon *d, struct sbx_session_rt *s, const cha
 		if (!rc)
 			rc = sbx_grant_add(d, s, &k, exp, id);
 		*what = sbx_asprintf("%s %s", sbx_access_name(acc), path ? path : "?");
-		rem.kind = (char *)(acc == SBX_ACC_EXEC ? "exec" : "file");
-		rem.path = (char *)path;
-		rem.access = (char *)sbx_access_name(acc);
 	} else if (!strcmp(kind, "net")) {
 		const char *addr = json_string_value(json_object_get(obj, "addr"));
 		int port = json_integer_value(json_object_get(obj, "port"));
 
 		rc = addr ? apply_net(d, s, addr, port, exp, id) : -EINVAL;
 		*what = sbx_asprintf("connect %s port %d", addr ? addr : "?", port);
-		rem.kind = "net";
-		rem.addr = (char *)addr;
-		rem.port = port;
 	} else if (!strcmp(kind, "access") && json_object_get(obj, "host")) {
 		const char *host = json_string_value(json_object_get(obj, "host"));
 		int port = json_integer_value(json_object_get(obj, "port"));
@@ -165,13 +159,6 @@ static int apply_grant(struct sbx_daemon *d, struct sbx_session_rt *s, const cha
 		return rc;
 	} else {
 		return -EINVAL;
-	}
-	if (!rc && scope == SBX_SCOPE_ALWAYS && s->queue) {
-		char *err = NULL;
-
-		if (sbx_remembered_add(s->queue, &rem, &err))
-			sbx_warn("session %s: remembering %s: %s", s->name, id, err ? err : "?");
-		free(err);
 	}
 	return rc;
 }

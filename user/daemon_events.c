@@ -181,6 +181,8 @@ static void remember_request(struct sbx_session_rt *s, const char *id)
 	s->my_requests[s->n_my_requests++] = sbx_strdup(id);
 }
 
+static void fold_flush(struct sbx_daemon *d, bool all);
+
 static char *dedup_key(const struct sbx_event *e)
 {
 	if (e->flags & (SBX_EVF_NET4 | SBX_EVF_NET6)) {
@@ -270,6 +272,12 @@ static void escalate(struct sbx_daemon *d, struct sbx_session_rt *s, const struc
 		free(key);
 		return;
 	}
+	if (!object) {
+		/* a folded repeat whose request was decided meanwhile: the
+		 * next event after the window asks again */
+		free(key);
+		return;
+	}
 	req = event_request(s, e, object);
 	if (sbx_queue_submit(s->queue, req, &id, &err)) {
 		sbx_warn("session %s: writing a request: %s", s->name, err ? err : "?");
@@ -295,6 +303,7 @@ void sbx_events_flush_pending(struct sbx_daemon *d)
 {
 	uint64_t now = sbx_boot_ns();
 
+	fold_flush(d, false);
 	for (struct sbx_session_rt *s = d->sessions; s; s = s->next) {
 		size_t w = 0;
 
@@ -331,6 +340,105 @@ void sbx_events_flush_pending(struct sbx_daemon *d)
 	}
 }
 
+/*
+ * Repeats of one event (same session, operation, verdict, rule and
+ * object) within a second are folded: the first is handled in full, the
+ * rest are counted, and one summary line with the count follows when the
+ * window closes. A retry loop thus costs the daemon a hash lookup per
+ * event instead of /proc reads, a JSON line and an audit record, which is
+ * what lets it keep up with a burst of 10,000 denials a second.
+ */
+#define FOLD_SLOTS 4096
+#define FOLD_PROBE 8
+#define FOLD_WINDOW_NS 1000000000ull
+
+struct fold_slot {
+	bool used;
+	uint64_t hash, first_ns, repeats;
+	struct sbx_event ev;	/* the first one (path and all) */
+	pid_t last_pid;
+};
+
+static struct fold_slot folds[FOLD_SLOTS];
+
+static uint64_t fold_hash(const struct sbx_event *e)
+{
+	uint64_t h = SBX_CHAIN_SEED;
+
+	h = sbx_mix64(h ^ e->cgid);
+	h = sbx_mix64(h ^ ((uint64_t)e->op << 48 | (uint64_t)e->verdict << 40 |
+			   (uint64_t)e->access << 32 | e->rule_id));
+	h = sbx_mix64(h ^ ((uint64_t)e->dev << 32 | e->port));
+	h = sbx_mix64(h ^ e->ino);
+	h = sbx_mix64(h ^ e->name_hash);
+	for (int i = 0; i < 16; i += 8) {
+		uint64_t a;
+
+		memcpy(&a, e->addr + i, 8);
+		h = sbx_mix64(h ^ a);
+	}
+	return h;
+}
+
+static bool fold_same(const struct sbx_event *a, const struct sbx_event *b)
+{
+	return a->cgid == b->cgid && a->op == b->op && a->verdict == b->verdict &&
+	       a->access == b->access && a->rule_id == b->rule_id && a->dev == b->dev &&
+	       a->ino == b->ino && a->name_hash == b->name_hash && a->port == b->port &&
+	       !memcmp(a->addr, b->addr, 16) && a->flags == b->flags;
+}
+
+static void fold_summary(struct sbx_daemon *d, struct fold_slot *f);
+
+/* true: a repeat, counted; false: handle it in full (and remember it) */
+static bool fold_event(struct sbx_daemon *d, const struct sbx_event *e, uint64_t now)
+{
+	uint64_t h = fold_hash(e);
+	struct fold_slot *free_slot = NULL;
+
+	for (int i = 0; i < FOLD_PROBE; i++) {
+		struct fold_slot *f = &folds[(h + i) % FOLD_SLOTS];
+
+		if (f->used && now - f->first_ns >= FOLD_WINDOW_NS) {
+			fold_summary(d, f);	/* its window closed */
+			f->used = false;
+		}
+		if (!f->used) {
+			if (!free_slot)
+				free_slot = f;
+			continue;
+		}
+		if (f->hash == h && fold_same(&f->ev, e)) {
+			f->repeats++;
+			f->last_pid = e->pid;
+			return true;
+		}
+	}
+	if (free_slot) {
+		free_slot->used = true;
+		free_slot->hash = h;
+		free_slot->first_ns = now;
+		free_slot->repeats = 0;
+		free_slot->ev = *e;
+		free_slot->last_pid = e->pid;
+	}
+	return false;
+}
+
+static void fold_flush(struct sbx_daemon *d, bool all)
+{
+	uint64_t now = sbx_boot_ns();
+
+	for (int i = 0; i < FOLD_SLOTS; i++) {
+		struct fold_slot *f = &folds[i];
+
+		if (f->used && (all || now - f->first_ns >= FOLD_WINDOW_NS)) {
+			fold_summary(d, f);
+			f->used = false;
+		}
+	}
+}
+
 int sbx_events_handle(void *ctx, void *data, size_t size)
 {
 	struct sbx_daemon *d = ctx;
@@ -344,6 +452,11 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 		return 0;
 	d->events_seen++;
 	s = sbx_session_by_cgid(d, e->cgid);
+	if (fold_event(d, e, sbx_boot_ns())) {
+		if (s && e->verdict == SBX_V_ASK)
+			escalate(d, s, e, NULL);	/* only counts: the request exists */
+		return 0;
+	}
 	ts = sbx_boot_to_real(e->ts_ns);
 	sbx_rfc3339(when, sizeof(when), &ts);
 	object = sbx_event_object(e);
@@ -432,4 +545,48 @@ int sbx_submit_for(struct sbx_daemon *d, struct sbx_session_rt *s, pid_t pid, js
 	remember_request(s, *id);
 	sbx_session_save(d, s);
 	return 0;
+}
+
+/* One line for the repeats of a folded event, in the log and the audit. */
+static void fold_summary(struct sbx_daemon *d, struct fold_slot *f)
+{
+	struct sbx_session_rt *s;
+	struct timespec ts;
+	char when[40], *object;
+	json_t *line;
+
+	if (!f->repeats)
+		return;
+	s = sbx_session_by_cgid(d, f->ev.cgid);
+	ts = sbx_boot_to_real(f->ev.ts_ns);
+	sbx_rfc3339(when, sizeof(when), &ts);
+	object = sbx_event_object(&f->ev);
+	line = json_pack("{s:s,s:o,s:i,s:s,s:s,s:o,s:s,s:I}", "time", when, "session",
+			 s ? json_string(s->name) : json_null(), "pid", (int)f->last_pid,
+			 "operation", sbx_op_name(f->ev.op), "object", object, "rule",
+			 rule_json(s, f->ev.rule_id, f->ev.verdict), "verdict",
+			 verdict_str(f->ev.verdict), "repeats", (json_int_t)f->repeats);
+	if (d->log) {
+		char *txt = json_dumps(line, JSON_COMPACT);
+
+		if (txt) {
+			fprintf(d->log, "%s\n", txt);
+			fflush(d->log);
+			free(txt);
+		}
+	}
+	if (s) {
+		json_object_set_new(line, "event", json_string("kernel_repeats"));
+		sbx_daemon_audit(d, s, line);
+	}
+	json_decref(line);
+	free(object);
+	f->repeats = 0;
+}
+
+/* Before a session ends or the daemon stops: every folded repeat counted. */
+void sbx_events_flush_all(struct sbx_daemon *d)
+{
+	fold_flush(d, true);
+	sbx_events_flush_pending(d);
 }

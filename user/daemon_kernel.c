@@ -216,6 +216,8 @@ static int load_and_pin(char **err)
 	rc = rc ?: mkdir(sub, 0700);
 	snprintf(sub, sizeof(sub), "%s/links", tmp);
 	rc = rc ?: mkdir(sub, 0700);
+	snprintf(sub, sizeof(sub), "%s/progs", tmp);
+	rc = rc ?: mkdir(sub, 0700);
 	if (rc) {
 		rc = -errno;
 		*err = sbx_asprintf("creating %s: %s", tmp, strerror(-rc));
@@ -240,6 +242,13 @@ static int load_and_pin(char **err)
 
 		rc = l ? bpf_link__pin(l, p) : -ENOENT;
 		free(p);
+		/* the programs too, so that tools (tools/bench) can detach and
+		 * re-attach without a new load and verification */
+		if (!rc) {
+			p = sbx_asprintf("%s/progs/%s", tmp, skel->skeleton->progs[i].name);
+			rc = bpf_program__pin(*skel->skeleton->progs[i].prog, p);
+			free(p);
+		}
 		if (rc) {
 			*err = sbx_asprintf("pinning link %s: %s", skel->skeleton->progs[i].name,
 					    strerror(-rc));

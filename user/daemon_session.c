@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "user/daemon.h"
 #include "user/util.h"
 
@@ -600,6 +601,9 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 	char *state;
 	json_t *rec;
 
+	/* its last events first, while the session is still known */
+	if (d->rb)
+		ring_buffer__consume(d->rb);
 	bpf_map_delete_elem(d->k.sessions, &s->cgid);
 	sbx_policy_remove(&d->k, s->policy_id);
 	delete_grants_of(d, s->cgid);
@@ -609,7 +613,7 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 		inotify_rm_watch(d->ino, s->done_wd);
 	if (rmdir(s->cgroup_path) && errno != ENOENT)
 		sbx_warn("session %s: removing %s: %s", s->name, s->cgroup_path, strerror(errno));
-	sbx_events_flush_pending(d);
+	sbx_events_flush_all(d);
 	rec = json_pack("{s:s,s:s}", "event", "session_end", "session", s->name);
 	sbx_daemon_audit(d, s, rec);
 	json_decref(rec);

@@ -49,7 +49,7 @@ event() {
 event_count() { "$SBXT" event-match "$EVENTS" "$@" || true; }
 
 daemon_start() {
-	"$SBX" daemon --log "$EVENTS" >>"$DLOG" 2>&1 &
+	"$SBX" daemon --log "$EVENTS" ${DAEMON_ARGS:-} >>"$DLOG" 2>&1 &
 	echo $! >/tmp/sbx-daemon.pid
 	for _ in $(seq 100); do
 		[ -S /run/bpfsbx/control.sock ] && "$SBX" status >/dev/null 2>&1 && return 0
@@ -98,3 +98,38 @@ fixtures() {
 
 # session cgroups that exist (directories under <cgroup2>/bpfsbx)
 session_cgroups() { find /sys/fs/cgroup/bpfsbx -mindepth 1 -maxdepth 1 -type d 2>/dev/null; }
+
+# the pending request ids of the project queue, oldest first
+pending_ids() { ls $PROJ/.sandbox/escalations/pending/ 2>/dev/null | sed -n 's/\.json$//p'; }
+
+# wait for exactly one pending request and print its id
+one_pending() {
+	local ids
+	for _ in $(seq 50); do
+		ids=$(pending_ids)
+		[ -n "$ids" ] && break
+		sleep 0.1
+	done
+	[ "$(echo "$ids" | grep -c .)" = 1 ] || fail "expected one pending request, have: '$ids'"
+	echo "$ids"
+}
+
+# JSON field of a queue file: qfield pending ID key.sub
+qfield() { "$SBXT" json-get "$PROJ/.sandbox/escalations/$1/$2.json" "$3"; }
+
+# approve/deny as the project's owner, like a person at `bpfsbx watch`
+approve() { as_user "$SBX" approve "$1" --dir $PROJ --scope "${2:-once}" >/dev/null; }
+deny() { as_user "$SBX" deny "$1" --dir $PROJ --note "${2:-no}" >/dev/null; }
+
+# stepper POLICY PATH N: a session that opens PATH N times, waiting for
+# /tmp/go.K before try K > 1; try K's result lands in /tmp/try.K
+stepper() {
+	local pol=$1 path=$2 n=$3
+	rm -f /tmp/go.* /tmp/try.*
+	in_session "$pol" sh -c "for k in \$(seq $n); do
+		[ \$k = 1 ] || while [ ! -e /tmp/go.\$k ]; do sleep 0.05; done
+		$SBXT open $path >/tmp/try.\$k 2>&1
+	done" &
+	STEPPER=$!
+}
+tried() { wait_for test -s /tmp/try.$1 || fail "try $1 did not happen"; cat /tmp/try.$1; }

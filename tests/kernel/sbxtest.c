@@ -370,6 +370,63 @@ int main(int argc, char **argv)
 		return report(write_str(a[0], a[1]));
 	if (!strcmp(c, "event-match") && n >= 1)
 		return event_match(n, a);
+	if (!strcmp(c, "json-get") && n == 2) {
+		/* json-get FILE a.b.c: print the value (strings bare) */
+		json_t *j = json_load_file(a[0], 0, NULL), *v = j;
+		char key[512], *tok, *dot;
+
+		snprintf(key, sizeof(key), "%s", a[1]);
+		for (tok = key; tok && v; tok = dot ? dot + 1 : NULL) {
+			dot = strchr(tok, '.');
+			if (dot)
+				*dot = 0;
+			v = json_is_array(v) ? json_array_get(v, atoi(tok)) : json_object_get(v, tok);
+		}
+		if (!v) {
+			json_decref(j);
+			return 1;
+		}
+		if (json_is_string(v)) {
+			printf("%s\n", json_string_value(v));
+		} else {
+			char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+			printf("%s\n", t ? t : "");
+			free(t);
+		}
+		json_decref(j);
+		return 0;
+	}
+	if (!strcmp(c, "json-approve") && n == 0) {
+		/* stdin: a request; stdout: the same with an approval added */
+		json_t *j = json_loadf(stdin, 0, NULL);
+
+		if (!j)
+			return 1;
+		json_object_set_new(j, "decision", json_pack("{s:s,s:s,s:s,s:s}", "verdict",
+			"approve", "scope", "session", "by", "mallory", "at",
+			"2026-01-01T00:00:00.000Z"));
+		json_dumpf(j, stdout, JSON_COMPACT);
+		json_decref(j);
+		return 0;
+	}
+	if (!strcmp(c, "open-loop") && n >= 2) {
+		/* open-loop PATH N: N read opens; prints "EPERM <count> OK <count>" */
+		long k = atol(a[1]), eperm = 0, ok = 0;
+
+		for (long i = 0; i < k; i++) {
+			int fd = open(a[0], O_RDONLY | O_CLOEXEC);
+
+			if (fd >= 0) {
+				ok++;
+				close(fd);
+			} else if (errno == EPERM) {
+				eperm++;
+			}
+		}
+		printf("EPERM %ld OK %ld\n", eperm, ok);
+		return 0;
+	}
 	if (!strcmp(c, "cgroup") && n == 0) {
 		char buf[4096];
 		FILE *f = fopen("/proc/self/cgroup", "r");

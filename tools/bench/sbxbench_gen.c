@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sbxbench_gen.c - generated inputs.
+ *
+ *   gen-policy --rules N --existing LIST --out FILE [--name NAME]
+ *       a policy that extends agent-default with N extra rules, written
+ *       with libyaml's emitter. The rules have the shapes real policies
+ *       have, in fixed proportions so that 10 rules already contain each:
+ *         35% existing files (from LIST, spread over it): deny read, ask
+ *             read, deny write, audit read
+ *         20% paths that do not exist: chains below ${PROJECT}, ~/.config
+ *             and /opt (1 to 3 missing components)
+ *         25% basenames: exact names, "*.ext" and "prefix*" wildcards
+ *         20% CIDRs: IPv4 /24s in 10/8 and 172.16/12 with ports, IPv6 /48s
+ *             in fd00::/8, single IPv4 addresses
+ *       None of them matches what the micro-benchmarks touch, so that the
+ *       cost measured is that of looking rules up, not of new verdicts.
+ *
+ *   gen-cproject --dir DIR --files N
+ *       a C project for the macro benchmark: N source files, 20 headers,
+ *       each file including three project headers and three libc
+ *       headers, and a Makefile with one object per source.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+#include "tools/bench/bench.h"
+
+/* ---- YAML emission -------------------------------------------------- */
+
+struct emit {
+	yaml_emitter_t e;
+	bool failed;
+};
+
+static void ev(struct emit *m, int ok, yaml_event_t *event)
+{
+	if (m->failed)
+		return;
+	if (!ok || !yaml_emitter_emit(&m->e, event))
+		m->failed = true;
+}
+
+static void scalar(struct emit *m, const char *s)
+{
+	yaml_event_t e;
+
+	ev(m, yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
+					   1, 1, YAML_ANY_SCALAR_STYLE), &e);
+}
+
+/* a number: plain, so that the policy parser reads an integer */
+static void number(struct emit *m, long v)
+{
+	char buf[32];
+	yaml_event_t e;
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	ev(m, yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)buf, (int)strlen(buf),
+					   1, 0, YAML_PLAIN_SCALAR_STYLE), &e);
+}
+
+static void kv(struct emit *m, const char *k, const char *v)
+{
+	scalar(m, k);
+	scalar(m, v);
+}
+
+static void map_start(struct emit *m)
+{
+	yaml_event_t e;
+
+	ev(m, yaml_mapping_start_event_initialize(&e, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE), &e);
+}
+
+static void map_end(struct emit *m)
+{
+	yaml_event_t e;
+
+	ev(m, yaml_mapping_end_event_initialize(&e), &e);
+}
+
+static void seq_start(struct emit *m)
+{
+	yaml_event_t e;
+
+	ev(m, yaml_sequence_start_event_initialize(&e, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE),
+	   &e);
+}
+
+static void seq_end(struct emit *m)
+{
+	yaml_event_t e;
+
+	ev(m, yaml_sequence_end_event_initialize(&e), &e);
+}
+
+/* existing regular files with names the policy language takes literally */
+static bool plain_path(const char *p)
+{
+	if (p[0] != '/' || strstr(p, "//") || strstr(p, "/./") || strstr(p, "/../"))
+		return false;
+	for (const char *c = p; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || strchr("/._+-", *c)))
+			return false;
+	return true;
+}
+
+static char **read_list(const char *file, size_t *n)
+{
+	char *line = NULL, **v = NULL;
+	size_t cap = 0, vcap = 0;
+	ssize_t l;
+	FILE *f = fopen(file, "re");
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while ((l = getline(&line, &cap, f)) > 0) {
+		struct stat st;
+
+		if (line[l - 1] == '\n')
+			line[--l] = 0;
+		if (!plain_path(line) || stat(line, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (*n == vcap) {
+			vcap = vcap ? 2 * vcap : 1024;
+			v = realloc(v, vcap * sizeof(*v));
+			if (!v)
+				abort();
+		}
+		v[(*n)++] = strdup(line);
+	}
+	free(line);
+	fclose(f);
+	return v;
+}
+
+/*
+ * One generated rule. Files: path, access, verdict. Network: cidr, port
+ * (a number, a "LOW-HIGH" string or none), protocol (or none), verdict.
+ */
+struct grule {
+	bool net;
+	char *what;		/* path or cidr */
+	const char *access, *verdict, *protocol;
+	char port[16];
+	bool port_is_number;
+	char reason[48];
+};
+
+static void emit_rule(struct emit *m, const struct grule *r)
+{
+	map_start(m);
+	kv(m, r->net ? "cidr" : "path", r->what);
+	if (!r->net)
+		kv(m, "access", r->access);
+	if (r->port[0]) {
+		scalar(m, "port");
+		if (r->port_is_number)
+			number(m, atol(r->port));
+		else
+			scalar(m, r->port);
+	}
+	if (r->protocol)
+		kv(m, "protocol", r->protocol);
+	kv(m, "verdict", r->verdict);
+	kv(m, "reason", r->reason);
+	map_end(m);
+}
+
+/* Write rules [lo, hi) as one policy file that extends `extends`. */
+static int emit_policy(const char *path, const char *name, const char *extends,
+		       const struct grule *v, size_t lo, size_t hi, uint64_t total)
+{
+	struct emit m = {};
+	yaml_event_t e;
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "# Generated by tools/bench (sbxbench gen-policy --rules %llu): agent-default\n"
+		   "# plus %llu rules of the shapes real policies have; this file holds %zu.\n",
+		(unsigned long long)total, (unsigned long long)total, hi - lo);
+	yaml_emitter_initialize(&m.e);
+	yaml_emitter_set_width(&m.e, -1);
+	yaml_emitter_set_unicode(&m.e, 1);
+	yaml_emitter_set_output_file(&m.e, f);
+	ev(&m, yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING), &e);
+	ev(&m, yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1), &e);
+	map_start(&m);
+	scalar(&m, "version");
+	number(&m, 1);
+	kv(&m, "name", name);
+	kv(&m, "extends", extends);
+	for (int net = 0; net < 2; net++) {
+		scalar(&m, net ? "network" : "files");
+		map_start(&m);
+		scalar(&m, "rules");
+		seq_start(&m);
+		for (size_t i = lo; i < hi; i++)
+			if (v[i].net == net)
+				emit_rule(&m, &v[i]);
+		seq_end(&m);
+		map_end(&m);
+	}
+	map_end(&m);
+	ev(&m, yaml_document_end_event_initialize(&e, 1), &e);
+	ev(&m, yaml_stream_end_event_initialize(&e), &e);
+	if (!m.failed && !yaml_emitter_flush(&m.e))
+		m.failed = true;
+	yaml_emitter_delete(&m.e);
+	if (fclose(f) || m.failed)
+		return -EIO;
+	return 0;
+}
+
+/*
+ * bpfsbx reads policy files of at most 1 MiB; 10,000 rules of these
+ * shapes take about 1.1 MB, so they are split into an extends chain of
+ * files of at most RULES_PER_FILE rules (the language allows 8 files).
+ */
+#define RULES_PER_FILE 4000
+
+int cmd_gen_policy(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "rules", required_argument, NULL, 'n' },
+		{ "existing", required_argument, NULL, 'e' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "name", required_argument, NULL, 'N' },
+		{}
+	};
+	static const char *const ex_verdict[4][2] = {
+		{ "read", "deny" }, { "read", "ask" }, { "write", "deny" }, { "read", "audit" },
+	};
+	const char *list = NULL, *out = NULL, *name = NULL;
+	uint64_t n = 0, n_exist, n_missing, n_base, n_cidr;
+	char **ex = NULL, buf[PATH_MAX], base[PATH_MAX], *dot;
+	size_t n_ex = 0, k = 0, nfiles;
+	struct grule *v;
+	json_t *files;
+	int c, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "n:e:o:N:", lo, NULL)) != -1) {
+		if (c == 'n' && bench_parse_u64(optarg, &n) && n && n <= 7 * RULES_PER_FILE)
+			;
+		else if (c == 'e')
+			list = optarg;
+		else if (c == 'o')
+			out = optarg;
+		else if (c == 'N')
+			name = optarg;
+		else
+			return bench_fail("usage: gen-policy --rules N --existing LIST --out FILE.yaml");
+	}
+	if (!n || !list || !out || strlen(out) < 6 || strcmp(out + strlen(out) - 5, ".yaml"))
+		return bench_fail("usage: gen-policy --rules N --existing LIST --out FILE.yaml");
+	n_exist = n * 35 / 100;
+	n_missing = n * 20 / 100;
+	n_base = n * 25 / 100;
+	n_cidr = n - n_exist - n_missing - n_base;
+	ex = read_list(list, &n_ex);
+	if (n_ex < n_exist) {
+		for (size_t i = 0; i < n_ex; i++)
+			free(ex[i]);
+		free(ex);
+		return bench_fail("gen-policy: %s has %zu usable existing files, %llu needed", list,
+				  n_ex, (unsigned long long)n_exist);
+	}
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		abort();
+	for (uint64_t j = 0; j < n_exist; j++, k++) {
+		v[k].what = strdup(ex[(size_t)(j * n_ex / n_exist)]);
+		v[k].access = ex_verdict[j % 4][0];
+		v[k].verdict = ex_verdict[j % 4][1];
+		snprintf(v[k].reason, sizeof(v[k].reason), "bench %llu: existing file",
+			 (unsigned long long)j);
+	}
+	for (uint64_t j = 0; j < n_missing; j++, k++) {
+		static const char *const acc[3] = { "read", "read", "write" };
+		static const char *const vd[3] = { "deny", "ask", "deny" };
+		unsigned long long u = j;
+
+		if (j % 3 == 0)
+			snprintf(buf, sizeof(buf), "${PROJECT}/.generated/m%llu/secret.txt", u);
+		else if (j % 3 == 1)
+			snprintf(buf, sizeof(buf), "~/.config/tool%llu/token", u);
+		else
+			snprintf(buf, sizeof(buf), "/opt/vendor%llu/", u);
+		v[k].what = strdup(buf);
+		v[k].access = acc[j % 3];
+		v[k].verdict = vd[j % 3];
+		snprintf(v[k].reason, sizeof(v[k].reason), "bench %llu: missing path",
+			 (unsigned long long)j);
+	}
+	for (uint64_t j = 0; j < n_base; j++, k++) {
+		static const char *const acc[4] = { "read", "read", "read", "write" };
+		static const char *const vd[4] = { "deny", "ask", "deny", "deny" };
+		unsigned long long u = j;
+
+		if (j % 4 == 0)
+			snprintf(buf, sizeof(buf), "secret-%llu.json", u);
+		else if (j % 4 == 1)
+			snprintf(buf, sizeof(buf), "*.k%llu", u);
+		else if (j % 4 == 2)
+			snprintf(buf, sizeof(buf), "tok%llu*", u);
+		else
+			snprintf(buf, sizeof(buf), "cred-%llu", u);
+		v[k].what = strdup(buf);
+		v[k].access = acc[j % 4];
+		v[k].verdict = vd[j % 4];
+		snprintf(v[k].reason, sizeof(v[k].reason), "bench %llu: basename",
+			 (unsigned long long)j);
+	}
+	for (uint64_t j = 0; j < n_cidr; j++, k++) {
+		unsigned a = (unsigned)(j / 256) % 256, b = (unsigned)j % 256;
+
+		v[k].net = true;
+		switch (j % 4) {
+		case 0:
+			snprintf(buf, sizeof(buf), "10.%u.%u.0/24", a, b);
+			strcpy(v[k].port, "5432");
+			v[k].port_is_number = true;
+			v[k].protocol = "tcp";
+			v[k].verdict = "deny";
+			break;
+		case 1:
+			snprintf(buf, sizeof(buf), "172.%u.%u.0/24", 16 + a % 16, b);
+			strcpy(v[k].port, "8000-8100");
+			v[k].verdict = "ask";
+			break;
+		case 2:
+			snprintf(buf, sizeof(buf), "fd00:%llx::/48", (unsigned long long)j);
+			strcpy(v[k].port, "443");
+			v[k].port_is_number = true;
+			v[k].protocol = "tcp";
+			v[k].verdict = "allow";
+			break;
+		default:
+			snprintf(buf, sizeof(buf), "198.18.%u.%u", a, b);
+			v[k].verdict = "allow";
+			break;
+		}
+		v[k].what = strdup(buf);
+		snprintf(v[k].reason, sizeof(v[k].reason), "bench %llu: network",
+			 (unsigned long long)j);
+	}
+	/* rule i goes to file i % nfiles: every file of the chain has every shape */
+	nfiles = (n + RULES_PER_FILE - 1) / RULES_PER_FILE;
+	snprintf(base, sizeof(base), "%s", out);
+	dot = strrchr(base, '.');
+	*dot = 0;
+	files = json_array();
+	for (size_t p = 0; p < nfiles && !rc; p++) {
+		struct grule *part = calloc(n / nfiles + 1, sizeof(*part));
+		size_t m = 0;
+		char path[PATH_MAX + 32], ext[PATH_MAX + 32], nm[64];
+
+		for (size_t i = p; i < n; i += nfiles)
+			part[m++] = v[i];
+		if (p == 0)
+			snprintf(path, sizeof(path), "%s", out);
+		else
+			snprintf(path, sizeof(path), "%s-part%zu.yaml", base, p);
+		if (p + 1 < nfiles) {
+			const char *slash = strrchr(base, '/');
+
+			snprintf(ext, sizeof(ext), "./%s-part%zu.yaml", slash ? slash + 1 : base, p + 1);
+		} else {
+			snprintf(ext, sizeof(ext), "agent-default");
+		}
+		snprintf(nm, sizeof(nm), "%s%s%zu", name ? name : "bench", p ? "-part" : "-", p ? p : n);
+		rc = emit_policy(path, nm, ext, part, 0, m, n);
+		json_array_append_new(files, json_string(path));
+		free(part);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].what);
+	free(v);
+	for (size_t i = 0; i < n_ex; i++)
+		free(ex[i]);
+	free(ex);
+	if (rc) {
+		json_decref(files);
+		return bench_fail("gen-policy: writing %s: %s", out, strerror(-rc));
+	}
+	bench_emit(json_pack("{s:s,s:o,s:I,s:I,s:I,s:I,s:I}", "policy", out, "files", files,
+			     "rules", (json_int_t)n, "existing", (json_int_t)n_exist,
+			     "missing", (json_int_t)n_missing, "basenames", (json_int_t)n_base,
+			     "cidrs", (json_int_t)n_cidr));
+	return 0;
+}
+
+/* ---- the C project ---------------------------------------------------- */
+
+#define N_HEADERS 20
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) ? -errno : 0;
+}
+
+int cmd_gen_cproject(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "files", required_argument, NULL, 'n' },
+		{}
+	};
+	static const char makefile[] =
+		"# Generated by tools/bench (sbxbench gen-cproject): the macro benchmark.\n"
+		"CC ?= cc\n"
+		"CFLAGS ?= -O1 -Wall\n"
+		"SRCS := $(sort $(wildcard src/*.c))\n"
+		"OBJS := $(SRCS:src/%.c=obj/%.o)\n"
+		"HDRS := $(wildcard include/*.h)\n"
+		"\n"
+		"app: $(OBJS)\n"
+		"\t$(CC) -o $@ $(OBJS)\n"
+		"\n"
+		"obj/%.o: src/%.c $(HDRS) | obj\n"
+		"\t$(CC) $(CFLAGS) -Iinclude -c -o $@ $<\n"
+		"\n"
+		"obj:\n"
+		"\tmkdir -p obj\n"
+		"\n"
+		"clean:\n"
+		"\trm -rf obj app\n";
+	const char *dir = NULL;
+	uint64_t n = 0;
+	char p[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int c, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "d:n:", lo, NULL)) != -1) {
+		if (c == 'd')
+			dir = optarg;
+		else if (c == 'n' && bench_parse_u64(optarg, &n) && n && n <= 10000)
+			;
+		else
+			return bench_fail("usage: gen-cproject --dir DIR --files N");
+	}
+	if (!dir || !n)
+		return bench_fail("usage: gen-cproject --dir DIR --files N");
+	snprintf(p, sizeof(p), "%s/include", dir);
+	mkdir(dir, 0755);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/src", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/Makefile", dir);
+	rc = write_file(p, makefile);
+	for (int h = 0; !rc && h < N_HEADERS; h++) {
+		mem = open_memstream(&text, &len);
+		fprintf(mem,
+			"#ifndef H%02d_H\n#define H%02d_H\n#include <stddef.h>\n\n"
+			"struct rec%02d {\n\tint id;\n\tdouble weight;\n\tchar name[32];\n};\n\n"
+			"static inline int h%02d_mix(int x)\n{\n\treturn x * %d + %d;\n}\n\n"
+			"int h%02d_sum(const struct rec%02d *r, size_t n);\n#endif\n",
+			h, h, h, h, 31 + h, 7 * h + 1, h, h);
+		fclose(mem);
+		snprintf(p, sizeof(p), "%s/include/h%02d.h", dir, h);
+		rc = write_file(p, text);
+		free(text);
+		text = NULL;
+	}
+	for (uint64_t i = 0; !rc && i < n; i++) {
+		unsigned a = i % N_HEADERS, b = (i + 7) % N_HEADERS, d = (i + 13) % N_HEADERS;
+
+		mem = open_memstream(&text, &len);
+		fprintf(mem, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+			"#include \"h%02u.h\"\n#include \"h%02u.h\"\n#include \"h%02u.h\"\n", a, b, d);
+		/* the functions the headers declare live in the first files */
+		if (i < N_HEADERS)
+			fprintf(mem, "#include \"h%02llu.h\"\n\n"
+				"int h%02llu_sum(const struct rec%02llu *r, size_t n)\n{\n"
+				"\tint s = 0;\n\n\tfor (size_t i = 0; i < n; i++)\n"
+				"\t\ts += r[i].id;\n\treturn s;\n}\n",
+				(unsigned long long)i, (unsigned long long)i, (unsigned long long)i);
+		fprintf(mem,
+			"\nstatic int cmp%llu(const void *x, const void *y)\n{\n"
+			"\tconst struct rec%02u *p = x, *q = y;\n\n"
+			"\treturn (p->weight > q->weight) - (p->weight < q->weight);\n}\n\n"
+			"int f%llu(int n)\n{\n\tstruct rec%02u r[16];\n\tint s = 0;\n\n"
+			"\tfor (int i = 0; i < 16; i++) {\n"
+			"\t\tr[i].id = h%02u_mix(i + n);\n"
+			"\t\tr[i].weight = (double)h%02u_mix(r[i].id) / 3.0;\n"
+			"\t\tsnprintf(r[i].name, sizeof(r[i].name), \"f%llu-%%d\", i);\n\t}\n"
+			"\tqsort(r, 16, sizeof(r[0]), cmp%llu);\n"
+			"\tfor (int i = 0; i < 16; i++)\n"
+			"\t\ts += r[i].id + (int)strlen(r[i].name);\n"
+			"\treturn s;\n}\n",
+			(unsigned long long)i, a, (unsigned long long)i, a, b, d,
+			(unsigned long long)i, (unsigned long long)i);
+		fclose(mem);
+		snprintf(p, sizeof(p), "%s/src/f%03llu.c", dir, (unsigned long long)i);
+		rc = write_file(p, text);
+		free(text);
+		text = NULL;
+	}
+	if (!rc) {
+		mem = open_memstream(&text, &len);
+		fprintf(mem, "#include <stdio.h>\n\n");
+		for (uint64_t i = 0; i < n; i++)
+			fprintf(mem, "int f%llu(int n);\n", (unsigned long long)i);
+		fprintf(mem, "\nint main(void)\n{\n\tlong s = 0;\n\n");
+		for (uint64_t i = 0; i < n; i++)
+			fprintf(mem, "\ts += f%llu(%llu);\n", (unsigned long long)i,
+				(unsigned long long)i);
+		fprintf(mem, "\tprintf(\"%%ld\\n\", s);\n\treturn 0;\n}\n");
+		fclose(mem);
+		snprintf(p, sizeof(p), "%s/src/main.c", dir);
+		rc = write_file(p, text);
+		free(text);
+	}
+	if (rc)
+		return bench_fail("gen-cproject: %s: %s", p, strerror(-rc));
+	bench_emit(json_pack("{s:s,s:I,s:i}", "dir", dir, "sources", (json_int_t)n + 1,
+			     "headers", N_HEADERS));
+	return 0;
+}

@@ -1,0 +1,992 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sbxbench_report.c - raw results in, docs/benchmarks.json and
+ * docs/BENCHMARKS.md out (host side), or one ok/FAIL line per section
+ * (--check, for the smoke run).
+ *
+ *   report --raw RAW.jsonl --meta META.json [--template T.md]
+ *          [--md OUT.md] [--json OUT.json] [--check]
+ *
+ * Statistics: repetition 0 of every interleaved cell is the warm-up and
+ * is dropped (unless it is the only one: the smoke run). Ratios are
+ * paired within a repetition (condition X of repetition r over the
+ * baseline of the same r), then summarised as median and min..max over
+ * the repetitions. Percentiles are nearest-rank.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tools/bench/bench.h"
+
+/* ---- small statistics ------------------------------------------------ */
+
+struct vec {
+	double *v;
+	size_t n, cap;
+};
+
+static void vpush(struct vec *a, double x)
+{
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 16;
+		a->v = realloc(a->v, a->cap * sizeof(double));
+		if (!a->v)
+			abort();
+	}
+	a->v[a->n++] = x;
+}
+
+static int dcmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+static void vsort(struct vec *a)
+{
+	qsort(a->v, a->n, sizeof(double), dcmp);
+}
+
+static double vmedian(struct vec *a)
+{
+	if (!a->n)
+		return NAN;
+	vsort(a);
+	return a->n % 2 ? a->v[a->n / 2] : (a->v[a->n / 2 - 1] + a->v[a->n / 2]) / 2;
+}
+
+static double vmin(struct vec *a)
+{
+	vsort(a);
+	return a->n ? a->v[0] : NAN;
+}
+
+static double vmax(struct vec *a)
+{
+	vsort(a);
+	return a->n ? a->v[a->n - 1] : NAN;
+}
+
+/* nearest rank: the smallest value with at least q of the samples <= it */
+static double vpct(struct vec *a, double q)
+{
+	size_t k;
+
+	if (!a->n)
+		return NAN;
+	vsort(a);
+	k = (size_t)ceil(q * (double)a->n);
+	return a->v[k ? k - 1 : 0];
+}
+
+static json_t *vjson(const struct vec *a)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < a->n; i++)
+		json_array_append_new(arr, json_real(a->v[i]));
+	return arr;
+}
+
+static void vfree(struct vec *a)
+{
+	free(a->v);
+	*a = (struct vec){};
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static json_t *raw;	/* array of every record */
+
+static const char *sget(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+static double nget(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static bool is(json_t *o, const char *k, const char *v)
+{
+	return !strcmp(sget(o, k), v);
+}
+
+static int min_rep(const char *section)
+{
+	json_t *r;
+	size_t i;
+	int maxrep = 0;
+
+	json_array_foreach(raw, i, r)
+		if (is(r, "section", section) && nget(r, "rep") > maxrep)
+			maxrep = (int)nget(r, "rep");
+	return maxrep >= 1 ? 1 : 0;	/* drop the warm-up when there is more */
+}
+
+/* ns per iteration of one cell */
+static bool cell_value(json_t *r, double *out)
+{
+	double ns = nget(r, "ns"), it = nget(r, "iters");
+
+	if (json_object_get(r, "error") || isnan(ns) || isnan(it) || it <= 0)
+		return false;
+	*out = ns / it;
+	return true;
+}
+
+/* value of (section, KEY=val, rep) */
+static bool find_cell(const char *section, const char *key, const char *val, const char *op,
+		      int rep, double *out)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(raw, i, r) {
+		if (!is(r, "section", section) || !is(r, key, val) || (int)nget(r, "rep") != rep)
+			continue;
+		if (op && !is(r, "op", op))
+			continue;
+		return cell_value(r, out);
+	}
+	return false;
+}
+
+static int max_rep(const char *section)
+{
+	json_t *r;
+	size_t i;
+	int m = -1;
+
+	json_array_foreach(raw, i, r)
+		if (is(r, "section", section) && nget(r, "rep") > m)
+			m = (int)nget(r, "rep");
+	return m;
+}
+
+/* the samples of one cell (ns per op), warm-up dropped */
+static void cell_samples(const char *section, const char *key, const char *val, const char *op,
+			 struct vec *out)
+{
+	int lo = min_rep(section), hi = max_rep(section);
+	double v;
+
+	for (int r = lo; r <= hi; r++)
+		if (find_cell(section, key, val, op, r, &v))
+			vpush(out, v);
+}
+
+/* paired ratios X/BASE over the repetitions */
+static void cell_ratios(const char *section, const char *key, const char *x, const char *base,
+			const char *op, struct vec *out)
+{
+	int lo = min_rep(section), hi = max_rep(section);
+	double a, b;
+
+	for (int r = lo; r <= hi; r++)
+		if (find_cell(section, key, x, op, r, &a) && find_cell(section, key, base, op, r, &b) &&
+		    b > 0)
+			vpush(out, a / b);
+}
+
+/* ---- formatting ------------------------------------------------------------ */
+
+static void fmt_ns(char *buf, size_t len, double ns)
+{
+	if (isnan(ns))
+		snprintf(buf, len, "n/a");
+	else if (ns < 1e4)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e7)
+		snprintf(buf, len, "%.1f µs", ns / 1e3);
+	else if (ns < 1e10)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+}
+
+/* "+1.2% (-0.3..+2.0)" from ratios */
+static void fmt_ratio(char *buf, size_t len, struct vec *r)
+{
+	if (!r->n) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	snprintf(buf, len, "%+.1f%% (%+.1f..%+.1f)", (vmedian(r) - 1) * 100, (vmin(r) - 1) * 100,
+		 (vmax(r) - 1) * 100);
+}
+
+/* ---- the output ---------------------------------------------------------------- */
+
+struct out {
+	FILE *md;		/* tables, spliced into the template */
+	json_t *cells, *targets, *meta;
+	char *sect[16];		/* generated text per template marker */
+	const char *names[16];
+	int nsect;
+};
+
+static FILE *begin(struct out *o, const char *name, char **buf, size_t *len)
+{
+	o->names[o->nsect] = name;
+	return open_memstream(buf, len);
+}
+
+/* open_memstream sets the buffer on fclose: take it only then */
+static void end(struct out *o, FILE *f, char **buf)
+{
+	fclose(f);
+	o->sect[o->nsect++] = *buf ? *buf : strdup("");
+}
+
+static void target(struct out *o, const char *name, const char *measured, const char *limit,
+		   int pass, const char *note)
+{
+	json_array_append_new(o->targets, json_pack("{s:s,s:s,s:s,s:s,s:s}", "target", name,
+						     "measured", measured, "limit", limit,
+						     "result", pass < 0 ? "n/a" : pass ? "PASS" : "MISS",
+						     "note", note ? note : ""));
+}
+
+static const char *const op_names[] = { "open", "stat", "exec", "tcp", "udp", "getppid" };
+static const char *const op_desc[] = {
+	"open+close, file 10 directories deep in the project",
+	"stat of that file",
+	"fork + exec of /bin/true + wait",
+	"TCP socket + connect + accept + close, loopback",
+	"UDP sendto, unconnected, loopback",
+	"getppid (control: no hook runs)",
+};
+#define N_OPS (sizeof(op_names) / sizeof(op_names[0]))
+
+static const char *const conds[] = { "A", "B", "C", "C10", "D", "L" };
+static const char *const cond_desc[] = {
+	"bpfsbx not loaded (links detached)",
+	"loaded, process outside any session",
+	"in a session, agent-default",
+	"in a session, agent-default + 10 generated rules",
+	"in a session, agent-default + 10,000 generated rules",
+	"Landlock only (bpfsbx detached), the equivalent ruleset",
+};
+#define N_CONDS (sizeof(conds) / sizeof(conds[0]))
+
+static void section_ops(struct out *o)
+{
+	char *buf = NULL, *b2 = NULL;
+	size_t len = 0, l2 = 0;
+	FILE *f = begin(o, "OPS", &buf, &len);
+	char t[64], m[96];
+
+	fprintf(f, "| operation | A: ns/op | B/A outside | C/A agent-default | C10/A +10 rules | "
+		   "D/A +10,000 rules | D/C10 10,000 vs 10 |\n|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < N_OPS; i++) {
+		struct vec a = {}, r = {};
+
+		cell_samples("ops", "cond", "A", op_names[i], &a);
+		fmt_ns(t, sizeof(t), vmedian(&a));
+		fprintf(f, "| %s | %s", op_names[i], t);
+		for (size_t c = 1; c < 5; c++) {
+			cell_ratios("ops", "cond", conds[c], "A", op_names[i], &r);
+			fmt_ratio(m, sizeof(m), &r);
+			fprintf(f, " | %s", m);
+			vfree(&r);
+		}
+		cell_ratios("ops", "cond", "D", "C10", op_names[i], &r);
+		fmt_ratio(m, sizeof(m), &r);
+		fprintf(f, " | %s |\n", m);
+		vfree(&r);
+		vfree(&a);
+	}
+	end(o, f, &buf);
+
+	f = begin(o, "LANDLOCK", &b2, &l2);
+	fprintf(f, "| operation | A: ns/op | L: ns/op | L/A Landlock | C/A bpfsbx agent-default |\n"
+		   "|---|---|---|---|---|\n");
+	for (size_t i = 0; i < N_OPS; i++) {
+		struct vec a = {}, l = {}, r = {}, rc = {};
+		char t2[64], m2[96];
+
+		cell_samples("ops", "cond", "A", op_names[i], &a);
+		cell_samples("ops", "cond", "L", op_names[i], &l);
+		cell_ratios("ops", "cond", "L", "A", op_names[i], &r);
+		cell_ratios("ops", "cond", "C", "A", op_names[i], &rc);
+		fmt_ns(t, sizeof(t), vmedian(&a));
+		fmt_ns(t2, sizeof(t2), vmedian(&l));
+		fmt_ratio(m, sizeof(m), &r);
+		fmt_ratio(m2, sizeof(m2), &rc);
+		fprintf(f, "| %s | %s | %s | %s | %s |\n", op_names[i], t, t2, m, m2);
+		vfree(&a);
+		vfree(&l);
+		vfree(&r);
+		vfree(&rc);
+	}
+	end(o, f, &b2);
+
+	/* cells and targets */
+	for (size_t i = 0; i < N_OPS; i++) {
+		for (size_t c = 0; c < N_CONDS; c++) {
+			struct vec s = {}, r = {};
+			json_t *raw_s = json_array(), *rr;
+			size_t k;
+
+			json_array_foreach(raw, k, rr)
+				if (is(rr, "section", "ops") && is(rr, "cond", conds[c]) &&
+				    is(rr, "op", op_names[i]))
+					json_array_append(raw_s, rr);
+			cell_samples("ops", "cond", conds[c], op_names[i], &s);
+			cell_ratios("ops", "cond", conds[c], "A", op_names[i], &r);
+			json_array_append_new(o->cells, json_pack(
+				"{s:s,s:s,s:s,s:s,s:s,s:o,s:f,s:f,s:f,s:o,s:f,s:f,s:f,s:o}",
+				"section", "overhead", "op", op_names[i], "op_desc", op_desc[i],
+				"cond", conds[c], "cond_desc", cond_desc[c],
+				"ns_per_op", vjson(&s), "median_ns_per_op", vmedian(&s),
+				"min_ns_per_op", vmin(&s), "max_ns_per_op", vmax(&s),
+				"ratio_to_A", vjson(&r), "median_ratio_to_A", vmedian(&r),
+				"min_ratio_to_A", vmin(&r), "max_ratio_to_A", vmax(&r),
+				"raw", raw_s));
+			vfree(&s);
+			vfree(&r);
+		}
+	}
+	for (size_t i = 0; i < 5; i++) {
+		struct vec b = {}, c = {}, d = {};
+		char name[128], meas[96];
+
+		cell_ratios("ops", "cond", "B", "A", op_names[i], &b);
+		snprintf(name, sizeof(name), "outside a session, %s (B/A)", op_names[i]);
+		fmt_ratio(meas, sizeof(meas), &b);
+		target(o, name, meas, "<= +1%", b.n ? vmedian(&b) <= 1.01 : -1, NULL);
+		if (i < 4) {
+			cell_ratios("ops", "cond", "C", "A", op_names[i], &c);
+			snprintf(name, sizeof(name), "confined %s, agent-default (C/A)", op_names[i]);
+			fmt_ratio(meas, sizeof(meas), &c);
+			target(o, name, meas, "<= +5%", c.n ? vmedian(&c) <= 1.05 : -1, NULL);
+		}
+		cell_ratios("ops", "cond", "D", "C10", op_names[i], &d);
+		snprintf(name, sizeof(name), "10,000 rules vs 10, %s (D/C10)", op_names[i]);
+		fmt_ratio(meas, sizeof(meas), &d);
+		target(o, name, meas, "<= +2%", d.n ? vmedian(&d) <= 1.02 : -1, NULL);
+		vfree(&b);
+		vfree(&c);
+		vfree(&d);
+	}
+}
+
+static void section_profile(struct out *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = begin(o, "PROFILE", &buf, &len);
+	json_t *r;
+	size_t i;
+	int rows = 0;
+
+	fprintf(f, "| condition | operation | program | runs per op | ns per run | ns per op |\n"
+		   "|---|---|---|---|---|---|\n");
+	json_array_foreach(raw, i, r) {
+		json_t *before, *after, *pv;
+		const char *prog;
+		double iters;
+
+		if (!is(r, "section", "profile") || json_object_get(r, "error"))
+			continue;
+		before = json_object_get(json_object_get(r, "before"), "progs");
+		after = json_object_get(json_object_get(r, "after"), "progs");
+		iters = nget(json_object_get(r, "run"), "iters");
+		json_object_foreach(after, prog, pv) {
+			json_t *bv = json_object_get(before, prog);
+			double dc = nget(pv, "run_cnt") - nget(bv, "run_cnt");
+			double dt = nget(pv, "run_time_ns") - nget(bv, "run_time_ns");
+
+			if (!(dc > 0) || !(iters > 0))
+				continue;
+			fprintf(f, "| %s | %s | %s | %.2f | %.0f | %.0f |\n", sget(r, "cond"),
+				sget(r, "op"), prog, dc / iters, dt / dc, dt / iters);
+			json_array_append_new(o->cells, json_pack(
+				"{s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "section", "profile",
+				"cond", sget(r, "cond"), "op", sget(r, "op"), "program", prog,
+				"iters", iters, "run_cnt", dc, "run_time_ns", dt,
+				"ns_per_run", dt / dc, "runs_per_op", dc / iters));
+			rows++;
+		}
+	}
+	if (!rows)
+		fprintf(f, "| (no profile recorded) | | | | | |\n");
+	end(o, f, &buf);
+}
+
+static void section_startup(struct out *o)
+{
+	static const char *const var[] = { "true", "bpfsbx", "bwrap" };
+	static const char *const desc[] = {
+		"`true`", "`bpfsbx run --policy agent-default -- true`", "`bwrap --ro-bind / / true`",
+	};
+	double med[3];
+	char *buf = NULL, t[64], m[96], meas[256];
+	size_t len = 0;
+	FILE *f = begin(o, "STARTUP", &buf, &len);
+
+	fprintf(f, "| command | per command (median) | min..max | vs `true` |\n|---|---|---|---|\n");
+	for (int v = 0; v < 3; v++) {
+		struct vec s = {}, r = {};
+		char lo[64], hi[64];
+
+		cell_samples("startup", "variant", var[v], NULL, &s);
+		cell_ratios("startup", "variant", var[v], "true", NULL, &r);
+		med[v] = vmedian(&s);
+		fmt_ns(t, sizeof(t), med[v]);
+		fmt_ns(lo, sizeof(lo), vmin(&s));
+		fmt_ns(hi, sizeof(hi), vmax(&s));
+		snprintf(m, sizeof(m), "%.2fx", vmedian(&r));
+		fprintf(f, "| %s | %s | %s..%s | %s |\n", desc[v], t, lo, hi, m);
+		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:o,s:f,s:o,s:f}", "section",
+			"startup", "variant", var[v], "ns_per_command", vjson(&s), "median_ns", med[v],
+			"ratio_to_true", vjson(&r), "median_ratio_to_true", vmedian(&r)));
+		vfree(&s);
+		vfree(&r);
+	}
+	end(o, f, &buf);
+	fmt_ns(t, sizeof(t), med[1]);
+	fmt_ns(m, sizeof(m), med[2]);
+	snprintf(meas, sizeof(meas), "%s vs bwrap %s", t, m);
+	target(o, "`bpfsbx run -- true` faster than `bwrap --ro-bind / / true`", meas,
+	       "bpfsbx < bwrap", isnan(med[1]) || isnan(med[2]) ? -1 : med[1] < med[2], NULL);
+}
+
+static void section_approval(struct out *o)
+{
+	struct vec lat = {}, esc = {}, wr = {}, wake = {};
+	char *buf = NULL, a[64], b[64], c[64], d[64], meas[160];
+	size_t len = 0, i;
+	FILE *f = begin(o, "APPROVAL", &buf, &len);
+	json_t *r, *s, *rec = NULL;
+	int first_ok = 0, after_applied = 0, timeouts = 0;
+
+	json_array_foreach(raw, i, r)
+		if (is(r, "section", "approval") && json_object_get(r, "samples"))
+			rec = r;
+	if (rec) {
+		json_array_foreach(json_object_get(rec, "samples"), i, s) {
+			vpush(&lat, nget(s, "latency_ns"));
+			vpush(&esc, nget(s, "escalation_ns"));
+			vpush(&wr, nget(s, "decision_write_ns"));
+			vpush(&wake, nget(s, "agent_wake_ns"));
+			if (nget(s, "failed_retries") == 0)
+				first_ok++;
+			if (is(s, "allowed_after", "applied"))
+				after_applied++;
+			if (is(s, "allowed_after", "timeout"))
+				timeouts++;
+		}
+	}
+	fprintf(f, "| interval | p50 | p99 | max |\n|---|---|---|---|\n");
+	{
+		struct { const char *name; struct vec *v; } rows[] = {
+			{ "**decision written -> agent's retry allowed** (the target)", &lat },
+			{ "ask denied -> request visible in pending/ (daemon escalation)", &esc },
+			{ "approver's claim + decision write (sbx_queue_resolve)", &wr },
+			{ "decision written -> agent woken by inotify", &wake },
+		};
+
+		for (size_t k = 0; k < 4; k++) {
+			fmt_ns(a, sizeof(a), vpct(rows[k].v, 0.5));
+			fmt_ns(b, sizeof(b), vpct(rows[k].v, 0.99));
+			fmt_ns(c, sizeof(c), vmax(rows[k].v));
+			fprintf(f, "| %s | %s | %s | %s |\n", rows[k].name, a, b, c);
+		}
+	}
+	fprintf(f, "\n%zu approvals; the first retry after the decision succeeded in %d, "
+		   "%d needed the daemon's applied/ marker, %d fell back to a 100 ms poll.\n",
+		lat.n, first_ok, after_applied, timeouts);
+	end(o, f, &buf);
+	fmt_ns(a, sizeof(a), vpct(&lat, 0.5));
+	fmt_ns(d, sizeof(d), vpct(&lat, 0.99));
+	snprintf(meas, sizeof(meas), "p50 %s, p99 %s (n=%zu)", a, d, lat.n);
+	target(o, "approval: decision written -> retry allowed, p99", meas, "< 50 ms",
+	       lat.n ? vpct(&lat, 0.99) < 50e6 : -1, NULL);
+	json_array_append_new(o->cells, json_pack("{s:s,s:o,s:f,s:f,s:o,s:o,s:o,s:I}", "section",
+		"approval", "latency_ns", vjson(&lat), "p50_ns", vpct(&lat, 0.5), "p99_ns",
+		vpct(&lat, 0.99), "escalation_ns", vjson(&esc), "decision_write_ns", vjson(&wr),
+		"agent_wake_ns", vjson(&wake), "n", (json_int_t)lat.n));
+	vfree(&lat);
+	vfree(&esc);
+	vfree(&wr);
+	vfree(&wake);
+}
+
+static double dstat(json_t *r, const char *k)
+{
+	json_t *b = json_object_get(json_object_get(r, "before"), "stats");
+	json_t *a = json_object_get(json_object_get(r, "after"), "stats");
+
+	return nget(a, k) - nget(b, k);
+}
+
+static void section_events(struct out *o)
+{
+	char *buf = NULL, t[64];
+	size_t len = 0, i;
+	FILE *f = begin(o, "EVENTS", &buf, &len);
+	json_t *r;
+	double best_rate = 0;
+	int checked_10k = 0, ok_10k = 1;
+	char note[256] = "";
+
+	fprintf(f, "| run | offered /s | achieved /s | refused | kernel events | drops | "
+		   "received by daemon | uncounted | daemon drained in | daemon throughput /s |\n"
+		   "|---|---|---|---|---|---|---|---|---|---|\n");
+	json_array_foreach(raw, i, r) {
+		json_t *gen = json_object_get(r, "gen"), *after = json_object_get(r, "after");
+		double denied, ev, drops, recv, verdicts, gen_ns, drain_ns, unc, thr;
+
+		if (!is(r, "section", "events") || json_object_get(r, "error") || !gen)
+			continue;
+		denied = nget(gen, "denied");
+		ev = dstat(r, "events");
+		drops = dstat(r, "event_drops");
+		recv = dstat(r, "events_received");
+		verdicts = dstat(r, "deny") + dstat(r, "ask");
+		gen_ns = nget(gen, "ns");
+		drain_ns = nget(after, "drain_ns");
+		/* a refusal without an event and without a drop, or an event
+		 * the daemon never got, is uncounted loss */
+		unc = (denied - (ev + drops)) + (ev - recv);
+		if (!json_is_true(json_object_get(after, "drained")))
+			unc = NAN;
+		thr = recv * 1e9 / (gen_ns + drain_ns);
+		fmt_ns(t, sizeof(t), drain_ns);
+		fprintf(f, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.0f |\n",
+			sget(r, "name"), nget(gen, "rate_offered"), nget(gen, "rate_achieved"), denied,
+			ev, drops, recv, unc, t, thr);
+		if (!isnan(unc) && unc == 0 && drops == 0 && nget(gen, "rate_achieved") > best_rate &&
+		    is(r, "kind", "rate"))
+			best_rate = nget(gen, "rate_achieved");
+		if (nget(gen, "rate_offered") >= 10000) {
+			checked_10k++;
+			if (isnan(unc) || unc != 0 || verdicts != denied)
+				ok_10k = 0;
+			snprintf(note + strlen(note), sizeof(note) - strlen(note), "%s%s: %.0f drops "
+				 "(counted), %.0f uncounted", note[0] ? "; " : "", sget(r, "name"),
+				 drops, unc);
+		}
+		json_array_append_new(o->cells, json_pack(
+			"{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:O}", "section", "events",
+			"name", sget(r, "name"), "kind", sget(r, "kind"),
+			"rate_offered", nget(gen, "rate_offered"),
+			"rate_achieved", nget(gen, "rate_achieved"), "refused", denied,
+			"kernel_verdicts", verdicts, "kernel_events", ev, "event_drops", drops,
+			"events_received", recv, "uncounted", unc, "drain_ns", drain_ns, "raw", r));
+	}
+	fprintf(f, "\nHighest offered rate with no drop at all: %.0f denials/s (guest time).\n",
+		best_rate);
+	end(o, f, &buf);
+	target(o, "no uncounted loss at 10,000 denials/s", note[0] ? note : "not measured",
+	       "0 uncounted", checked_10k ? ok_10k : -1,
+	       "drops are allowed if counted: refused = events + event_drops, events = received");
+}
+
+static void section_policy(struct out *o)
+{
+	static const char *const sizes[] = { "10", "1000", "10000" };
+	char *buf = NULL, a[64], b[64], c[64], d[64], meas[128];
+	size_t len = 0;
+	FILE *f = begin(o, "POLICY", &buf, &len);
+	double compile10k = NAN;
+
+	fprintf(f, "| extra rules | total rules | compile (policy compile --dump) | min..max | "
+		   "session start (`bpfsbx run -- true`) | min..max |\n|---|---|---|---|---|---|\n");
+	for (int s = 0; s < 3; s++) {
+		struct vec cv = {}, sv = {};
+		json_t *r, *total = NULL;
+		size_t i;
+
+		json_array_foreach(raw, i, r) {
+			double v;
+
+			if (!is(r, "section", "policy") || !is(r, "rules", sizes[s]))
+				continue;
+			if (json_object_get(r, "total_rules"))
+				total = json_object_get(r, "total_rules");
+			if ((int)nget(r, "rep") < min_rep("policy") || !cell_value(r, &v))
+				continue;
+			vpush(is(r, "phase", "compile") ? &cv : &sv, v);
+		}
+		fmt_ns(a, sizeof(a), vmedian(&cv));
+		fmt_ns(b, sizeof(b), vmin(&cv));
+		fmt_ns(c, sizeof(c), vmax(&cv));
+		fmt_ns(d, sizeof(d), vmedian(&sv));
+		fprintf(f, "| %s | ", sizes[s]);
+		if (json_is_integer(total))
+			fprintf(f, "%lld", (long long)json_integer_value(total));
+		else
+			fprintf(f, "?");
+		fprintf(f, " | %s | %s..%s | %s", a, b, c, d);
+		fmt_ns(b, sizeof(b), vmin(&sv));
+		fmt_ns(c, sizeof(c), vmax(&sv));
+		fprintf(f, " | %s..%s |\n", b, c);
+		if (s == 2)
+			compile10k = vmedian(&cv);
+		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:O?,s:o,s:f,s:o,s:f}", "section",
+			"policy", "extra_rules", sizes[s], "total_rules", total, "compile_ns", vjson(&cv),
+			"median_compile_ns", vmedian(&cv), "session_start_ns", vjson(&sv),
+			"median_session_start_ns", vmedian(&sv)));
+		vfree(&cv);
+		vfree(&sv);
+	}
+	end(o, f, &buf);
+	fmt_ns(a, sizeof(a), compile10k);
+	snprintf(meas, sizeof(meas), "%s", a);
+	target(o, "compile of 10,000 rules", meas, "< 1 s", isnan(compile10k) ? -1 :
+	       compile10k < 1e9, NULL);
+}
+
+static void section_build(struct out *o)
+{
+	static const char *const bc[] = { "A", "B", "C" };
+	static const char *const bdesc[] = { "bpfsbx not loaded", "outside a session",
+					     "inside a session (agent-default)" };
+	char *buf = NULL, a[64], lo[64], hi[64], m[96];
+	size_t len = 0;
+	FILE *f = begin(o, "BUILD", &buf, &len);
+	struct vec cb = {};
+
+	fprintf(f, "| condition | build time (median) | min..max | vs outside a session |\n"
+		   "|---|---|---|---|\n");
+	for (int c = 0; c < 3; c++) {
+		struct vec s = {}, r = {};
+
+		cell_samples("build", "cond", bc[c], NULL, &s);
+		if (!s.n)
+			continue;
+		cell_ratios("build", "cond", bc[c], "B", NULL, &r);
+		fmt_ns(a, sizeof(a), vmedian(&s));
+		fmt_ns(lo, sizeof(lo), vmin(&s));
+		fmt_ns(hi, sizeof(hi), vmax(&s));
+		fmt_ratio(m, sizeof(m), &r);
+		fprintf(f, "| %s: %s | %s | %s..%s | %s |\n", bc[c], bdesc[c], a, lo, hi, m);
+		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:o,s:f,s:o,s:f}", "section",
+			"build", "cond", bc[c], "ns", vjson(&s), "median_ns", vmedian(&s),
+			"ratio_to_B", vjson(&r), "median_ratio_to_B", vmedian(&r)));
+		if (c == 2)
+			cb = r;
+		else
+			vfree(&r);
+		vfree(&s);
+	}
+	end(o, f, &buf);
+	fmt_ratio(m, sizeof(m), &cb);
+	target(o, "build of the C project, inside vs outside a session (C/B)", m, "<= +3%",
+	       cb.n ? vmedian(&cb) <= 1.03 : -1, NULL);
+	vfree(&cb);
+}
+
+static void section_targets(struct out *o)
+{
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f = begin(o, "TARGETS", &buf, &len);
+	json_t *t;
+
+	fprintf(f, "| target | measured: median (min..max) | limit | result |\n|---|---|---|---|\n");
+	json_array_foreach(o->targets, i, t)
+		fprintf(f, "| %s | %s | %s | **%s** |\n", sget(t, "target"), sget(t, "measured"),
+			sget(t, "limit"), sget(t, "result"));
+	end(o, f, &buf);
+}
+
+static void section_meta(struct out *o)
+{
+	char *buf = NULL, t[64];
+	size_t len = 0;
+	FILE *f = begin(o, "MACHINE", &buf, &len);
+	json_t *m = o->meta;
+
+	fmt_ns(t, sizeof(t), nget(m, "daemon_load_ns"));
+	fprintf(f, "| | |\n|---|---|\n");
+	fprintf(f, "| date | %s |\n", sget(m, "date"));
+	fprintf(f, "| command | `%s` |\n", sget(m, "command"));
+	fprintf(f, "| commit | %s |\n", sget(m, "commit"));
+	fprintf(f, "| host CPU | %s (%s cores) |\n", sget(m, "host_cpu"), sget(m, "host_cores"));
+	fprintf(f, "| QEMU | %s, TCG, `%s` |\n", sget(m, "qemu"), sget(m, "accel"));
+	fprintf(f, "| guest | kernel %s, %s vCPU, %s MB; LSMs %s; Landlock ABI %s |\n",
+		sget(m, "kernel"), sget(m, "guest_cpus"), sget(m, "guest_mem_mb"), sget(m, "lsm"),
+		sget(m, "landlock_abi"));
+	fprintf(f, "| guest clock | %s |\n", sget(m, "clock"));
+	fprintf(f, "| repetitions | %s per cell (the first is a warm-up and dropped); "
+		   "%s guest-ns per micro-benchmark cell |\n", sget(m, "reps"),
+		sget(m, "cell_target_ns"));
+	fprintf(f, "| daemon start (load + verify + pin) | %s guest time |\n", t);
+	fprintf(f, "| wall time of this run | %s s |\n", sget(m, "wall_s"));
+	end(o, f, &buf);
+}
+
+/* copy the template, replacing lines "@@NAME@@" with the generated text */
+static int write_md(struct out *o, const char *tmpl, const char *path)
+{
+	FILE *in = fopen(tmpl, "re"), *out;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t l;
+
+	if (!in)
+		return -errno;
+	out = fopen(path, "we");
+	if (!out) {
+		fclose(in);
+		return -errno;
+	}
+	while ((l = getline(&line, &cap, in)) > 0) {
+		bool done = false;
+
+		if (!strncmp(line, "@@", 2)) {
+			for (int s = 0; s < o->nsect; s++) {
+				size_t n = strlen(o->names[s]);
+
+				if (!strncmp(line + 2, o->names[s], n) && !strncmp(line + 2 + n, "@@", 2)) {
+					fputs(o->sect[s], out);
+					done = true;
+				}
+			}
+			if (!done && !strncmp(line, "@@META:", 7)) {
+				char *end = strstr(line + 7, "@@");
+
+				if (end) {
+					*end = 0;
+					fputs(sget(o->meta, line + 7), out);
+					fputs(end + 2, out);
+					done = true;
+				}
+			}
+		}
+		if (!done)
+			fputs(line, out);
+	}
+	free(line);
+	fclose(in);
+	return fclose(out) ? -errno : 0;
+}
+
+/* ---- --check: one line per section for tests/run ---------------------------- */
+
+static const char *section_error(const char *section, const char *key, const char *val)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(raw, i, r)
+		if (is(r, "section", section) && (!key || is(r, key, val)) &&
+		    json_object_get(r, "error"))
+			return sget(r, "error");
+	return NULL;
+}
+
+static int count(const char *section, const char *key, const char *val)
+{
+	json_t *r;
+	size_t i;
+	int n = 0;
+	double v;
+
+	json_array_foreach(raw, i, r)
+		if (is(r, "section", section) && (!key || is(r, key, val)) &&
+		    (cell_value(r, &v) || json_object_get(r, "samples") || json_object_get(r, "gen") ||
+		     json_object_get(r, "after")))
+			n++;
+	return n;
+}
+
+static int check(void)
+{
+	struct { const char *name, *section, *key, *val; int want; } s[] = {
+		{ "overhead", "ops", "cond", "A", 5 },
+		{ "overhead", "ops", "cond", "B", 5 },
+		{ "overhead", "ops", "cond", "C", 5 },
+		{ "overhead", "ops", "cond", "D", 5 },
+		{ "landlock", "ops", "cond", "L", 5 },
+		{ "profile", "profile", NULL, NULL, 1 },
+		{ "startup", "startup", "variant", "true", 1 },
+		{ "startup", "startup", "variant", "bpfsbx", 1 },
+		{ "startup", "startup", "variant", "bwrap", 1 },
+		{ "approval", "approval", NULL, NULL, 1 },
+		{ "events", "events", "kind", "rate", 1 },
+		{ "events", "events", "kind", "burst", 1 },
+		{ "policy", "policy", "phase", "compile", 3 },
+		{ "policy", "policy", "phase", "session", 3 },
+		{ "build", "build", "cond", "B", 1 },
+		{ "build", "build", "cond", "C", 1 },
+	};
+	const char *last = NULL;
+	char why[512] = "";
+	int fails = 0;
+
+	for (size_t i = 0; i <= sizeof(s) / sizeof(s[0]); i++) {
+		if (last && (i == sizeof(s) / sizeof(s[0]) || strcmp(last, s[i].name))) {
+			if (why[0]) {
+				printf("FAIL bench.%s: %s\n", last, why);
+				fails++;
+			} else {
+				printf("ok bench.%s\n", last);
+			}
+			why[0] = 0;
+		}
+		if (i == sizeof(s) / sizeof(s[0]))
+			break;
+		last = s[i].name;
+		if (!why[0]) {
+			const char *e = section_error(s[i].section, s[i].key, s[i].val);
+			int n = count(s[i].section, s[i].key, s[i].val);
+
+			if (e)
+				snprintf(why, sizeof(why), "%s", e);
+			else if (n < s[i].want)
+				snprintf(why, sizeof(why), "%d result(s) for %s%s%s, %d expected",
+					 n, s[i].section, s[i].key ? " " : "", s[i].val ? s[i].val : "",
+					 s[i].want);
+		}
+	}
+	return fails ? 1 : 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "raw", required_argument, NULL, 'r' },
+		{ "meta", required_argument, NULL, 'm' },
+		{ "template", required_argument, NULL, 't' },
+		{ "md", required_argument, NULL, 'o' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "check", no_argument, NULL, 'c' },
+		{}
+	};
+	const char *rawp = NULL, *metap = NULL, *tmpl = NULL, *mdp = NULL, *jsonp = NULL;
+	struct out o = {};
+	bool do_check = false;
+	char *line = NULL, *err = NULL;
+	size_t cap = 0;
+	ssize_t l;
+	FILE *f;
+	int c, lineno = 0, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "r:m:t:o:j:c", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r': rawp = optarg; break;
+		case 'm': metap = optarg; break;
+		case 't': tmpl = optarg; break;
+		case 'o': mdp = optarg; break;
+		case 'j': jsonp = optarg; break;
+		case 'c': do_check = true; break;
+		default:
+			fprintf(stderr, "usage: report --raw RAW.jsonl [--meta META.json] [--template T] "
+				"[--md OUT] [--json OUT] [--check]\n");
+			return 2;
+		}
+	}
+	if (!rawp) {
+		fprintf(stderr, "report: --raw is required\n");
+		return 2;
+	}
+	f = fopen(rawp, "re");
+	if (!f) {
+		fprintf(stderr, "report: %s: %s\n", rawp, strerror(errno));
+		if (do_check)
+			printf("FAIL bench.results: no results file %s\n", rawp);
+		return 1;
+	}
+	raw = json_array();
+	while ((l = getline(&line, &cap, f)) > 0) {
+		json_error_t je;
+		json_t *v;
+
+		lineno++;
+		if (l <= 1)
+			continue;
+		v = json_loads(line, 0, &je);
+		if (!json_is_object(v)) {
+			fprintf(stderr, "report: %s:%d: %s\n", rawp, lineno, v ? "not an object" : je.text);
+			json_decref(v);
+			continue;
+		}
+		json_array_append_new(raw, v);
+	}
+	free(line);
+	fclose(f);
+	if (do_check)
+		return check();
+
+	o.meta = metap ? bench_load(metap, &err) : json_object();
+	if (!o.meta) {
+		fprintf(stderr, "report: %s\n", err ? err : metap);
+		free(err);
+		o.meta = json_object();
+	}
+	{
+		/* the guest's facts (kernel, LSMs, load time) join the host's */
+		json_t *r;
+		size_t i;
+
+		json_array_foreach(raw, i, r)
+			if (is(r, "section", "meta")) {
+				const char *k;
+				json_t *v;
+
+				json_object_foreach(r, k, v)
+					if (strcmp(k, "section") && strcmp(k, "what"))
+						json_object_set(o.meta, k, v);
+				if (is(r, "what", "daemon_load"))
+					json_object_set(o.meta, "daemon_load_ns", json_object_get(r, "ns"));
+			}
+	}
+	o.cells = json_array();
+	o.targets = json_array();
+	section_ops(&o);
+	section_profile(&o);
+	section_startup(&o);
+	section_approval(&o);
+	section_events(&o);
+	section_policy(&o);
+	section_build(&o);
+	section_targets(&o);
+	section_meta(&o);
+	if (jsonp) {
+		json_t *doc = json_pack("{s:O,s:O,s:O}", "meta", o.meta, "targets", o.targets,
+					"cells", o.cells);
+
+		if (json_dump_file(doc, jsonp, JSON_INDENT(1) | JSON_SORT_KEYS)) {
+			fprintf(stderr, "report: writing %s failed\n", jsonp);
+			rc = 1;
+		}
+		json_decref(doc);
+	}
+	if (mdp && tmpl) {
+		int e = write_md(&o, tmpl, mdp);
+
+		if (e) {
+			fprintf(stderr, "report: writing %s: %s\n", mdp, strerror(-e));
+			rc = 1;
+		}
+	}
+	{
+		json_t *t;
+		size_t i;
+
+		json_array_foreach(o.targets, i, t)
+			printf("%-4s %s: %s (limit %s)\n", sget(t, "result"), sget(t, "target"),
+			       sget(t, "measured"), sget(t, "limit"));
+	}
+	for (int s = 0; s < o.nsect; s++)
+		free(o.sect[s]);
+	json_decref(o.meta);
+	json_decref(o.cells);
+	json_decref(o.targets);
+	json_decref(raw);
+	return rc;
+}
