@@ -357,6 +357,7 @@ enum sbx_event_flags {
 };
 
 #define SBX_EVENT_PATH_MAX 512
+#define SBX_EVENT_CTX_MAX 256	/* exe, cwd and args of the process */
 
 /*
  * One denial, ask or audit. Fixed size, sent over the sbx_events ring
@@ -391,6 +392,19 @@ struct sbx_event {
 	char  comm[16];
 	__u32 path_off;
 	char  path[SBX_EVENT_PATH_MAX];
+	/*
+	 * Who asked, read in the kernel at the moment of the decision: by the
+	 * time the daemon could read /proc, a short-lived process is gone.
+	 * exe and cwd are right-aligned like path; args holds the first bytes
+	 * of the command line, NUL-separated, args_len of them.
+	 */
+	__u32 exe_off;
+	__u32 cwd_off;
+	__u32 args_len;
+	__u32 _pad1;
+	char  exe[SBX_EVENT_CTX_MAX];
+	char  cwd[SBX_EVENT_CTX_MAX];
+	char  args[SBX_EVENT_CTX_MAX];
 };
 
 #ifndef __BPF__
@@ -405,7 +419,8 @@ _Static_assert(sizeof(struct sbx_net6_key) == 24, "sbx_net6_key layout");
 _Static_assert(sizeof(struct sbx_policy_hdr) == 56, "sbx_policy_hdr layout");
 _Static_assert(sizeof(struct sbx_session) == 72, "sbx_session layout");
 _Static_assert(sizeof(struct sbx_grant_key) == 48, "sbx_grant_key layout");
-_Static_assert(sizeof(struct sbx_event) == 120 + SBX_EVENT_PATH_MAX, "sbx_event layout");
+_Static_assert(sizeof(struct sbx_event) == 120 + SBX_EVENT_PATH_MAX + 16 + 3 * SBX_EVENT_CTX_MAX,
+	       "sbx_event layout");
 #endif
 
 /* ---- where things live ------------------------------------------------ */

@@ -10,7 +10,7 @@
  * already holds the port rules of every covering prefix (the compiler
  * pushes them down), so the scan below is first-match.
  */
-#include "sbx_common.h"
+#include "sbx_walk.h"	/* sbx_event_context */
 
 struct sbx_dest {
 	__u16 family;		/* AF_INET or AF_INET6 after unmapping */
@@ -175,6 +175,7 @@ static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *
 	e->port = d.port;
 	e->proto = d.proto;
 	__builtin_memcpy(e->addr, d.addr, 16);
+	sbx_event_context(e);
 	sbx_event_submit(e);
 	return ret;
 }

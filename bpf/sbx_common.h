@@ -122,7 +122,7 @@ SBX_MAP struct {
 
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 16 << 20);	/* ~11,000 events of 1.4 KiB */
 } sbx_events SEC(".maps");
 
 /*
@@ -232,6 +232,12 @@ sbx_event_begin(const struct sbx_session *s, __u64 cgid, __u16 op, __u8 verdict,
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->path_off = SBX_EVENT_PATH_MAX - 1;
 	e->path[SBX_EVENT_PATH_MAX - 1] = 0;
+	e->exe_off = SBX_EVENT_CTX_MAX - 1;
+	e->exe[SBX_EVENT_CTX_MAX - 1] = 0;
+	e->cwd_off = SBX_EVENT_CTX_MAX - 1;
+	e->cwd[SBX_EVENT_CTX_MAX - 1] = 0;
+	e->args_len = 0;
+	e->_pad1 = 0;
 	return e;
 }
 

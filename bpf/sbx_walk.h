@@ -471,11 +471,11 @@ struct sbx_pathw {
 	__u64 dentry;
 	__u64 mnt;
 	__u32 off;		/* start of the string in sbx_scratch.path */
+	__u32 floor;		/* it may not start below this */
 	__u8  trunc;
 };
 
 #define SBX_PATH_END	(SBX_SCRATCH_PATH - 256 - 1)	/* 1023: the NUL */
-#define SBX_PATH_FLOOR	(SBX_PATH_END + 1 - SBX_EVENT_PATH_MAX)	/* 512 */
 
 static long sbx_path_step(__u32 i, void *ctx)
 {
@@ -503,7 +503,7 @@ static long sbx_path_step(__u32 i, void *ctx)
 		return 1;
 	len = BPF_CORE_READ(d, d_name.len) & SBX_NAME_MAX;
 	off = p->off;
-	if (off < SBX_PATH_FLOOR + len + 1) {
+	if (off < p->floor + len + 1) {
 		p->trunc = 1;
 		return 1;
 	}
@@ -516,35 +516,96 @@ static long sbx_path_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* Fill e->path with the object's path, right-aligned (see bpfsbx.h). */
-static __always_inline void sbx_event_path(struct sbx_event *e, struct vfsmount *vmnt,
-					   struct dentry *d)
+/*
+ * Build the path of (mnt, d) right-aligned in scratch, keeping at most
+ * size bytes with the NUL; returns where the string starts relative to
+ * SBX_PATH_END + 1 - size, and whether its head was cut off.
+ */
+static __always_inline __u32 sbx_build_path(struct vfsmount *vmnt, struct dentry *d, __u32 size,
+					    __u8 *trunc)
 {
 	struct sbx_pathw p = {
 		.dentry = (__u64)d,
 		.mnt = (__u64)sbx_real_mount(vmnt),
 		.off = SBX_PATH_END,
+		.floor = SBX_PATH_END + 1 - size,
 	};
 	struct sbx_scratch *sc;
 	__u32 zero = 0;
 
 	sc = bpf_map_lookup_elem(&sbx_scratch, &zero);
 	if (!sc)
-		return;
+		return size - 1;
 	sc->path[SBX_PATH_END] = 0;
 	bpf_loop(SBX_WALK_MAX, sbx_path_step, &p, 0);
 	if (p.off == SBX_PATH_END) {
 		p.off--;
 		sc->path[SBX_PATH_END - 1] = '/';
 	}
-	if (bpf_probe_read_kernel(e->path, SBX_EVENT_PATH_MAX, &sc->path[SBX_PATH_FLOOR]))
+	*trunc = p.trunc;
+	return p.off - p.floor;
+}
+
+/* Fill e->path with the object's path, right-aligned (see bpfsbx.h). */
+static __always_inline void sbx_event_path(struct sbx_event *e, struct vfsmount *vmnt,
+					   struct dentry *d)
+{
+	struct sbx_scratch *sc;
+	__u32 zero = 0, off;
+	__u8 trunc = 0;
+
+	off = sbx_build_path(vmnt, d, SBX_EVENT_PATH_MAX, &trunc);
+	sc = bpf_map_lookup_elem(&sbx_scratch, &zero);
+	if (!sc || bpf_probe_read_kernel(e->path, SBX_EVENT_PATH_MAX,
+					 &sc->path[SBX_PATH_END + 1 - SBX_EVENT_PATH_MAX]))
 		return;
-	e->path_off = (p.off - SBX_PATH_FLOOR) & (SBX_EVENT_PATH_MAX - 1);
-	if (p.trunc)
+	e->path_off = off & (SBX_EVENT_PATH_MAX - 1);
+	if (trunc)
 		e->flags |= SBX_EVF_PATH_TRUNC;
 }
 
+/*
+ * Who is asking: exe and cwd paths and the start of the command line,
+ * read now, because a short-lived process is gone before the daemon
+ * could look at /proc.
+ */
+static __always_inline void sbx_event_context(struct sbx_event *e)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct sbx_scratch *sc;
+	struct file *exe;
+	__u32 zero = 0, off;
+	__u8 trunc = 0;
+	__u64 a0, a1;
 
+	exe = BPF_CORE_READ(t, mm, exe_file);
+	if (exe) {
+		off = sbx_build_path(BPF_CORE_READ(exe, f_path.mnt), BPF_CORE_READ(exe, f_path.dentry),
+				     SBX_EVENT_CTX_MAX, &trunc);
+		sc = bpf_map_lookup_elem(&sbx_scratch, &zero);
+		if (sc && !bpf_probe_read_kernel(e->exe, SBX_EVENT_CTX_MAX,
+						 &sc->path[SBX_PATH_END + 1 - SBX_EVENT_CTX_MAX]))
+			e->exe_off = off & (SBX_EVENT_CTX_MAX - 1);
+	}
+	off = sbx_build_path(BPF_CORE_READ(t, fs, pwd.mnt), BPF_CORE_READ(t, fs, pwd.dentry),
+			     SBX_EVENT_CTX_MAX, &trunc);
+	sc = bpf_map_lookup_elem(&sbx_scratch, &zero);
+	if (sc && !bpf_probe_read_kernel(e->cwd, SBX_EVENT_CTX_MAX,
+					 &sc->path[SBX_PATH_END + 1 - SBX_EVENT_CTX_MAX]))
+		e->cwd_off = off & (SBX_EVENT_CTX_MAX - 1);
+
+	a0 = BPF_CORE_READ(t, mm, arg_start);
+	a1 = BPF_CORE_READ(t, mm, arg_end);
+	if (a1 > a0) {
+		__u32 n = a1 - a0 > SBX_EVENT_CTX_MAX ? SBX_EVENT_CTX_MAX : a1 - a0;
+
+		n &= SBX_EVENT_CTX_MAX * 2 - 1;
+		if (n > SBX_EVENT_CTX_MAX)
+			n = SBX_EVENT_CTX_MAX;
+		if (!bpf_probe_read_user(e->args, n, (void *)a0))
+			e->args_len = n;
+	}
+}
 
 /* ---- grants and events ------------------------------------------------ */
 
@@ -678,6 +739,7 @@ static __always_inline int sbx_file_finish(const struct sbx_session *s, __u64 cg
 		}
 	}
 	sbx_event_path(e, vmnt, d);
+	sbx_event_context(e);
 	sbx_event_submit(e);
 	return ret;
 }

@@ -142,6 +142,46 @@ static json_t *proc_cmdline(pid_t pid)
 	return a;
 }
 
+/* A right-aligned string of an event (path, exe, cwd); NULL when empty. */
+static char *event_str(const char *buf, uint32_t off, size_t size)
+{
+	if (off >= size - 1 || !buf[off])
+		return NULL;
+	return strndup(buf + off, size - off);
+}
+
+/* The process's command line: from the event, or /proc if it had none. */
+static json_t *event_cmdline(const struct sbx_event *e)
+{
+	json_t *a;
+	uint32_t n = e->args_len < SBX_EVENT_CTX_MAX ? e->args_len : SBX_EVENT_CTX_MAX;
+
+	if (!n)
+		return proc_cmdline(e->pid);
+	a = json_array();
+	for (uint32_t i = 0; i < n;) {
+		size_t l = strnlen(e->args + i, n - i);
+
+		json_array_append_new(a, json_stringn_nocheck(e->args + i, l));
+		i += l + 1;
+	}
+	return a;
+}
+
+static char *event_exe(const struct sbx_event *e)
+{
+	char *s = event_str(e->exe, e->exe_off, SBX_EVENT_CTX_MAX);
+
+	return s ? s : proc_link(e->pid, "exe");
+}
+
+static char *event_cwd(const struct sbx_event *e)
+{
+	char *s = event_str(e->cwd, e->cwd_off, SBX_EVENT_CTX_MAX);
+
+	return s ? s : proc_link(e->pid, "cwd");
+}
+
 static json_t *rule_json(const struct sbx_session_rt *s, uint32_t id, uint8_t verdict)
 {
 	const struct sbx_rule_row *r;
@@ -208,7 +248,7 @@ static json_t *event_request(const struct sbx_session_rt *s, const struct sbx_ev
 			     const char *object)
 {
 	json_t *req = json_object(), *obj = json_object(), *proc = json_object();
-	char *exe = proc_link(e->pid, "exe"), *cwd = proc_link(e->pid, "cwd");
+	char *exe = event_exe(e), *cwd = event_cwd(e);
 	char hash[32];
 	const char *kind;
 
@@ -240,7 +280,7 @@ static json_t *event_request(const struct sbx_session_rt *s, const struct sbx_ev
 	json_object_set_new(proc, "comm", json_stringn_nocheck(e->comm, strnlen(e->comm,
 									       sizeof(e->comm))));
 	json_object_set_new(proc, "exe", exe ? json_string(exe) : json_null());
-	json_object_set_new(proc, "cmdline", proc_cmdline(e->pid));
+	json_object_set_new(proc, "cmdline", event_cmdline(e));
 	json_object_set_new(proc, "cwd", cwd ? json_string(cwd) : json_null());
 	free(exe);
 	free(cwd);
@@ -348,7 +388,7 @@ void sbx_events_flush_pending(struct sbx_daemon *d)
  * event instead of /proc reads, a JSON line and an audit record, which is
  * what lets it keep up with a burst of 10,000 denials a second.
  */
-#define FOLD_SLOTS 4096
+#define FOLD_SLOTS 1024
 #define FOLD_PROBE 8
 #define FOLD_WINDOW_NS 1000000000ull
 
@@ -460,7 +500,7 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 	ts = sbx_boot_to_real(e->ts_ns);
 	sbx_rfc3339(when, sizeof(when), &ts);
 	object = sbx_event_object(e);
-	exe = proc_link(e->pid, "exe");
+	exe = event_exe(e);
 
 	line = json_object();
 	json_object_set_new(line, "time", json_string(when));

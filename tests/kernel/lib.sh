@@ -51,7 +51,8 @@ event_count() { "$SBXT" event-match "$EVENTS" "$@" || true; }
 daemon_start() {
 	"$SBX" daemon --log "$EVENTS" ${DAEMON_ARGS:-} >>"$DLOG" 2>&1 &
 	echo $! >/tmp/sbx-daemon.pid
-	for _ in $(seq 100); do
+	# loading verifies the programs: a minute or more under TCG on a busy host
+	for _ in $(seq 1800); do
 		[ -S /run/bpfsbx/control.sock ] && "$SBX" status >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
