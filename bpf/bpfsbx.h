@@ -85,6 +85,9 @@ enum sbx_op {
 	SBX_OP_CGROUP_ESCAPE,
 	SBX_OP_PROC_ACCESS,
 	SBX_OP_SETXATTR,
+	SBX_OP_IOCTL,		/* TIOCSTI and friends; aux = the request */
+	SBX_OP_KERNEL,		/* perf events, modules, kexec, firmware */
+	SBX_OP_FILE_RECEIVE,	/* an fd passed in over a unix socket */
 	SBX_OP_MAX
 };
 
@@ -310,6 +313,10 @@ struct sbx_config {
 	__u32 daemon_tgid;	/* self-protection target; 0 = none */
 	__u32 abi_version;	/* SBX_ABI_VERSION of the loader that pinned */
 	__u64 rename_epoch;	/* bumped on rename/link, for verdict caches */
+	__u64 opaque_zero;	/* always 0: see sbx_opaque_zero() in bpf/ */
+	__u32 ctl_dev;		/* the daemon's control socket: sessions may */
+	__u32 _pad;		/* always connect to it (requests, audit) */
+	__u64 ctl_ino;
 };
 
 /* ---- statistics (per-CPU array, index = enum sbx_stat) --------------- */

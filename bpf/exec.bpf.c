@@ -5,17 +5,98 @@
  * asked for: a symlink, a hard link, /proc/self/fd/N or a relative path
  * all arrive here as the same inode. A script's interpreter is checked
  * too: binfmt_script comes back through this hook for it.
+ *
+ * Mapping a file executable is executing it: `ld.so ./binary` and
+ * LD_PRELOAD never exec the file, they mmap it with PROT_EXEC (or
+ * mprotect it to executable later), so those are checked the same way.
+ * Anonymous executable memory stays allowed: every JIT (node, java,
+ * browsers) needs it.
  */
 #include "sbx_walk.h"
 
+#define PROT_EXEC	0x4
+#define VM_EXEC		0x00000004
+#define S_ISUID		0004000
+#define S_ISGID		0002000
+#define S_IXGRP		00010
+
+/*
+ * Files with no name left (memfd_create, or unlinked after opening) are
+ * how fileless malware runs; setuid and setgid programs change who the
+ * session runs as. Both are refused unless the policy allows them.
+ */
+static __always_inline __u32 sbx_exec_kind(const struct sbx_session *s, struct file *file,
+					   bool bprm)
+{
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	__u32 nlink = BPF_CORE_READ(inode, __i_nlink);
+	__u16 mode = BPF_CORE_READ(inode, i_mode);
+
+	if (!nlink && !(s->pol.flags & SBX_PF_ALLOW_MEMFD_EXEC))
+		return SBX_RULE_EXEC_KIND;
+	if (bprm && !(s->pol.flags & SBX_PF_ALLOW_SETUID) &&
+	    ((mode & S_ISUID) || ((mode & S_ISGID) && (mode & S_IXGRP))))
+		return SBX_RULE_EXEC_KIND;
+	return 0;
+}
+
+static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool bprm)
+{
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct sbx_file_verdict fv;
+	struct sbx_session *s;
+	__u64 cgid = 0;
+	__u32 kind;
+
+	s = sbx_current_session(&cgid);
+	if (!s)
+		return 0;
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	kind = sbx_exec_kind(s, file, bprm);
+	if (kind) {
+		__builtin_memset(&fv, 0, sizeof(fv));
+		fv.v[SBX_ACC_EXEC] = SBX_V_DENY;
+		fv.rule[SBX_ACC_EXEC] = kind;
+	} else if (sbx_internal_mount(mnt)) {
+		return 0;	/* an allowed memfd: no path to decide on */
+	} else {
+		sbx_decide_file(s, cgid, mnt, d, SBX_ACCBIT(SBX_ACC_EXEC), &fv);
+	}
+	return sbx_file_finish(s, cgid, mnt, d, op, &fv);
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(sbx_bprm_check, struct linux_binprm *bprm, int ret)
+{
+	if (ret)
+		return ret;
+	return sbx_check_exec(BPF_CORE_READ(bprm, file), SBX_OP_EXEC, true);
+}
+
+SEC("lsm/mmap_file")
+int BPF_PROG(sbx_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags, int ret)
+{
+	if (ret)
+		return ret;
+	if (!file || !(prot & PROT_EXEC))
+		return 0;
+	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, false);
+}
+
+SEC("lsm/file_mprotect")
+int BPF_PROG(sbx_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
+	     unsigned long prot, int ret)
 {
 	struct file *file;
 
 	if (ret)
 		return ret;
-	file = BPF_CORE_READ(bprm, file);
-	return sbx_check_file(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
-			      SBX_ACCBIT(SBX_ACC_EXEC), SBX_OP_EXEC);
+	if (!(prot & PROT_EXEC) || (BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
+		return 0;	/* not making anything newly executable */
+	file = BPF_CORE_READ(vma, vm_file);
+	if (!file)
+		return 0;
+	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, false);
 }

@@ -159,3 +159,27 @@ int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_den
 	return sbx_check_file(BPF_CORE_READ(new_dir, mnt), new_dentry, new_acc,
 			      SBX_OP_RENAME_TO);
 }
+
+/*
+ * A file descriptor passed in over a unix socket (SCM_RIGHTS) was opened
+ * by someone else, outside the session, and never went through
+ * file_open here: receiving it is opening it.
+ */
+SEC("lsm/file_receive")
+int BPF_PROG(sbx_file_receive, struct file *file, int ret)
+{
+	__u32 fmode;
+	__u8 acc = 0;
+
+	if (ret)
+		return ret;
+	fmode = BPF_CORE_READ(file, f_mode);
+	if (fmode & FMODE_READ)
+		acc |= SBX_ACCBIT(SBX_ACC_READ);
+	if (fmode & FMODE_WRITE)
+		acc |= SBX_ACCBIT(SBX_ACC_WRITE);
+	if (!acc)
+		return 0;
+	return sbx_check_file(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
+			      acc, SBX_OP_FILE_RECEIVE);
+}

@@ -202,3 +202,43 @@ int BPF_PROG(sbx_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 		return 0;
 	return sbx_check_dest(sock, name, BPF_CORE_READ(msg, msg_namelen), SBX_OP_SENDMSG);
 }
+
+/*
+ * AF_UNIX: a socket bound to a path is a file, and connecting to it is a
+ * write to it, decided by the file rules on its path (so a policy denies
+ * /var/run/docker.sock, which would otherwise hand out root). Abstract
+ * and unbound sockets have no path and are not checked.
+ */
+static __always_inline int sbx_check_unix(struct sock *other)
+{
+	struct unix_sock *u = (void *)other;	/* struct sock is its first member */
+	struct dentry *d = BPF_CORE_READ(u, path.dentry);
+
+	struct inode *inode;
+	struct sbx_config *c;
+	__u32 zero = 0;
+
+	if (!d)
+		return 0;
+	/* the daemon's own control socket: how a session asks for things */
+	inode = BPF_CORE_READ(d, d_inode);
+	c = bpf_map_lookup_elem(&sbx_config, &zero);
+	if (c && inode && c->ctl_ino && BPF_CORE_READ(inode, i_ino) == c->ctl_ino &&
+	    BPF_CORE_READ(inode, i_sb, s_dev) == c->ctl_dev)
+		return 0;
+	return sbx_check_file(BPF_CORE_READ(u, path.mnt), d, SBX_ACCBIT(SBX_ACC_WRITE),
+			      SBX_OP_UNIX_CONNECT);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(sbx_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
+	     int ret)
+{
+	return ret ?: sbx_check_unix(other);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(sbx_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	return ret ?: sbx_check_unix(BPF_CORE_READ(other, sk));
+}

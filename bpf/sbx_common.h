@@ -154,6 +154,27 @@ extern const volatile __u32 sbx_session_level;
 /* f_mode bit of overlayfs backing files on kernels that have one (0 on 6.1) */
 extern const volatile __u32 sbx_fmode_backing;
 
+/*
+ * 0, as a value the verifier cannot know. Kernels before 6.7 verify a
+ * bpf_loop() callback once, with the caller's state at the call, and
+ * then hard-wire every branch they never saw taken: a field that starts
+ * at 0 and changes from one iteration to the next (the walk's level, the
+ * path builder's offset) would have its "not 0" branches removed from
+ * the program. Starting such fields from this value keeps both sides
+ * alive. The map lookup cannot fail (an array of 1); if it did, the
+ * callers deny.
+ */
+static __always_inline bool sbx_opaque_zero(__u64 *z)
+{
+	__u32 k = 0;
+	struct sbx_config *c = bpf_map_lookup_elem(&sbx_config, &k);
+
+	if (!c)
+		return false;
+	*z = c->opaque_zero;
+	return true;
+}
+
 static __always_inline void sbx_stat_inc(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&sbx_stats, &idx);
@@ -174,6 +195,23 @@ static __always_inline struct sbx_session *sbx_current_session(__u64 *cgid)
 		return NULL;
 	*cgid = id;
 	return bpf_map_lookup_elem(&sbx_sessions, &id);
+}
+
+/* The session a task belongs to: the id of its cgroup's ancestor at the
+ * session level, as bpf_get_current_ancestor_cgroup_id() gives for
+ * current. 0 for tasks outside every session. */
+static __always_inline __u64 sbx_task_session(struct task_struct *t)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	__u32 lvl = sbx_session_level;
+
+	if (!cg || BPF_CORE_READ(cg, level) < (int)lvl || lvl > 64)
+		return 0;
+	if (bpf_probe_read_kernel(&anc, sizeof(anc), (void *)cg +
+				  bpf_core_field_offset(struct cgroup, ancestors) +
+				  lvl * sizeof(anc)) || !anc)
+		return 0;
+	return BPF_CORE_READ(anc, kn, id);
 }
 
 static __always_inline int sbx_verdict_ret(__u8 v)

@@ -339,7 +339,7 @@ static long sbx_walk_step(__u32 i, void *ctx)
 
 static __always_inline struct mount *sbx_real_mount(struct vfsmount *mnt)
 {
-	return container_of(mnt, struct mount, mnt);
+	return (void *)mnt - bpf_core_field_offset(struct mount, mnt);
 }
 
 /* Result of one file decision, per access class asked. */
@@ -364,16 +364,46 @@ static __always_inline __u32 sbx_fs_magic(struct dentry *d)
 
 static __always_inline bool sbx_internal_mount(struct vfsmount *vmnt)
 {
-	struct mount *m = container_of(vmnt, struct mount, mnt);
+	struct mount *m = (void *)vmnt - bpf_core_field_offset(struct mount, mnt);
 
 	return (__u64)BPF_CORE_READ(m, mnt_ns) == SBX_MNT_NS_INTERNAL;
+}
+
+#define PROC_SUPER_MAGIC	0x9fa0
+#define SYSFS_MAGIC		0x62656572
+
+/*
+ * Writes on procfs are allowed only to files of processes inside the
+ * session (/proc/self/oom_score_adj, /proc/self/attr/...). Everything
+ * else there, /proc/sys and /proc/sysrq-trigger above all, is how a root
+ * process reconfigures the whole machine: core_pattern alone runs a
+ * program as root outside any container or sandbox.
+ */
+static __always_inline bool sbx_proc_write_ok(struct dentry *d, __u64 cgid)
+{
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	struct hlist_node *first;
+	struct task_struct *t;
+	struct pid *pid;
+
+	if (!inode)
+		return false;
+	pid = BPF_CORE_READ((struct proc_inode *)((void *)inode -
+			    bpf_core_field_offset(struct proc_inode, vfs_inode)), pid);
+	if (!pid)
+		return false;
+	first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
+	if (!first)
+		return false;
+	t = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+	return sbx_task_session(t) == cgid;
 }
 
 static __always_inline bool sbx_pseudo_fs(__u32 magic)
 {
 	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
 	       magic == BPF_FS_MAGIC || magic == SECURITYFS_MAGIC ||
-	       magic == DEBUGFS_MAGIC || magic == TRACEFS_MAGIC;
+	       magic == DEBUGFS_MAGIC || magic == TRACEFS_MAGIC || magic == SYSFS_MAGIC;
 }
 
 /*
@@ -381,21 +411,27 @@ static __always_inline bool sbx_pseudo_fs(__u32 magic)
  * negative dentry (a name about to be created). Fail closed: an error
  * in the walk denies.
  */
-static __always_inline void sbx_decide_file(const struct sbx_session *s,
+static __always_inline void sbx_decide_file(const struct sbx_session *s, __u64 cgid,
 					    struct vfsmount *vmnt, struct dentry *d,
 					    __u8 acc_mask, struct sbx_file_verdict *out)
 {
 	struct sbx_walk w = {};
-	long n;
+	long n = 0;
+	__u64 z;
 
 	__builtin_memset(out, 0, sizeof(*out));
 
 	if (!(acc_mask & SBX_ACCBIT(SBX_ACC_EXEC)) && sbx_internal_mount(vmnt))
 		return;		/* all NONE: allowed */
-	if ((acc_mask & SBX_ACCBIT(SBX_ACC_WRITE)) && sbx_pseudo_fs(sbx_fs_magic(d))) {
-		out->v[SBX_ACC_WRITE] = SBX_V_DENY;
-		out->rule[SBX_ACC_WRITE] = SBX_RULE_PSEUDOFS;
-		return;
+	if (acc_mask & SBX_ACCBIT(SBX_ACC_WRITE)) {
+		__u32 magic = sbx_fs_magic(d);
+
+		if (sbx_pseudo_fs(magic) ||
+		    (magic == PROC_SUPER_MAGIC && !sbx_proc_write_ok(d, cgid))) {
+			out->v[SBX_ACC_WRITE] = SBX_V_DENY;
+			out->rule[SBX_ACC_WRITE] = SBX_RULE_PSEUDOFS;
+			return;
+		}
 	}
 
 	w.policy_id = s->pol.policy_id;
@@ -407,9 +443,16 @@ static __always_inline void sbx_decide_file(const struct sbx_session *s,
 	w.suffix_mask = s->pol.suffix_len_mask;
 	w.dentry = (__u64)d;
 	w.mnt = (__u64)sbx_real_mount(vmnt);
-	w.best[0] = w.best[1] = w.best[2] = SBX_SCORE_NONE;
+	if (!sbx_opaque_zero(&z)) {
+		w.error = 1;
+		goto out;
+	}
+	/* see sbx_opaque_zero(): both change across iterations */
+	w.level = z;
+	w.best[0] = w.best[1] = w.best[2] = SBX_SCORE_NONE ^ z;
 
 	n = bpf_loop(SBX_WALK_MAX, sbx_walk_step, &w, 0);
+out:
 	if (n < 0 || w.error) {
 		sbx_stat_inc(SBX_STAT_ERRORS);
 		#pragma unroll
@@ -527,15 +570,16 @@ static __always_inline __u32 sbx_build_path(struct vfsmount *vmnt, struct dentry
 	struct sbx_pathw p = {
 		.dentry = (__u64)d,
 		.mnt = (__u64)sbx_real_mount(vmnt),
-		.off = SBX_PATH_END,
 		.floor = SBX_PATH_END + 1 - size,
 	};
 	struct sbx_scratch *sc;
 	__u32 zero = 0;
+	__u64 z;
 
 	sc = bpf_map_lookup_elem(&sbx_scratch, &zero);
-	if (!sc)
+	if (!sc || !sbx_opaque_zero(&z))
 		return size - 1;
+	p.off = SBX_PATH_END - (z & 1);	/* see sbx_opaque_zero() */
 	sc->path[SBX_PATH_END] = 0;
 	bpf_loop(SBX_WALK_MAX, sbx_path_step, &p, 0);
 	if (p.off == SBX_PATH_END) {
@@ -756,7 +800,7 @@ static __always_inline int sbx_check_file(struct vfsmount *vmnt, struct dentry *
 	if (!s)
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
-	sbx_decide_file(s, vmnt, d, acc_mask, &fv);
+	sbx_decide_file(s, cgid, vmnt, d, acc_mask, &fv);
 	return sbx_file_finish(s, cgid, vmnt, d, op, &fv);
 }
 #endif /* SBX_WALK_H */

@@ -679,8 +679,7 @@ static int add_net_addr(struct nvec *nv, int family, const uint8_t *addr, uint8_
 	return 0;
 }
 
-static int resolve_host(const struct sbx_policy *p, const char *host, struct sbx_addr **out,
-			size_t *n, char *why, size_t whylen)
+int sbx_resolve_system(const char *host, struct sbx_addr **out, size_t *n, const char **why)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *res = NULL;
@@ -689,15 +688,10 @@ static int resolve_host(const struct sbx_policy *p, const char *host, struct sbx
 
 	*out = NULL;
 	*n = 0;
-	if (p->resolve) {
-		rc = p->resolve(host, out, n, p->resolve_ctx);
-		if (rc)
-			snprintf(why, whylen, "%s", strerror(rc < 0 ? -rc : rc));
-		return rc;
-	}
 	rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc) {
-		snprintf(why, whylen, "%s", gai_strerror(rc));
+		if (why)
+			*why = gai_strerror(rc);
 		return -1;
 	}
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next)
@@ -705,6 +699,8 @@ static int resolve_host(const struct sbx_policy *p, const char *host, struct sbx
 	*out = calloc(cnt ? cnt : 1, sizeof(**out));
 	if (!*out) {
 		freeaddrinfo(res);
+		if (why)
+			*why = strerror(ENOMEM);
 		return -1;
 	}
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -723,6 +719,26 @@ static int resolve_host(const struct sbx_policy *p, const char *host, struct sbx
 	}
 	freeaddrinfo(res);
 	return 0;
+}
+
+static int resolve_host(const struct sbx_policy *p, const char *host, struct sbx_addr **out,
+			size_t *n, char *why, size_t whylen)
+{
+	const char *w = NULL;
+	int rc;
+
+	if (p->resolve) {
+		*out = NULL;
+		*n = 0;
+		rc = p->resolve(host, out, n, p->resolve_ctx);
+		if (rc)
+			snprintf(why, whylen, "%s", strerror(rc < 0 ? -rc : rc));
+		return rc;
+	}
+	rc = sbx_resolve_system(host, out, n, &w);
+	if (rc)
+		snprintf(why, whylen, "%s", w ? w : "cannot resolve");
+	return rc;
 }
 
 static void compile_host(struct cstate *s, struct nvec *nv, const struct sbx_nrule *nr,
@@ -1159,6 +1175,7 @@ int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
 	h->net_default = p->net_default;
 	h->net_default_rule = p->net_default_rule;
 	h->unix_default = SBX_V_NONE;	/* the kernel falls back to write rules */
+	h->flags |= p->sandbox_flags;
 	for (size_t i = 0; i < p->n_frules && !s.oom; i++) {
 		const struct sbx_frule *fr = &p->frules[i];
 

@@ -353,6 +353,7 @@ struct fdoc {
 	char *nreason, *creason;
 	char *extends;
 	int ext_line, ext_col;
+	int sandbox[3];		/* userns, memfd_exec, setuid_exec: -1 unset, 0 deny, 1 allow */
 };
 
 struct pctx {
@@ -1734,12 +1735,45 @@ static void parse_commands(struct pctx *c, const struct ynode *y)
 		parse_rules(c, v, "commands.rules", parse_cmd_rule);
 }
 
+/*
+ * sandbox: switches for the built-in protections that some tools need
+ * off. Each is allow or deny; all default to deny.
+ */
+static const char *const sandbox_keys[] = { "userns", "memfd_exec", "setuid_exec", NULL };
+static const uint32_t sandbox_flags[] = {
+	SBX_PF_ALLOW_USERNS, SBX_PF_ALLOW_MEMFD_EXEC, SBX_PF_ALLOW_SETUID,
+};
+
+static void parse_sandbox(struct pctx *c, const struct ynode *y)
+{
+	if (!want_map(c, y, "sandbox", "a mapping of userns, memfd_exec, setuid_exec to allow or deny"))
+		return;
+	check_keys(c, y, "sandbox", sandbox_keys);
+	for (int i = 0; sandbox_keys[i]; i++) {
+		const struct ynode *v = map_get(y, sandbox_keys[i]);
+		char field[64];
+
+		if (!v)
+			continue;
+		snprintf(field, sizeof(field), "sandbox.%s", sandbox_keys[i]);
+		if (!want_scalar(c, v, field, "allow or deny"))
+			continue;
+		if (!strcmp(v->str, "allow"))
+			c->doc->sandbox[i] = 1;
+		else if (!strcmp(v->str, "deny"))
+			c->doc->sandbox[i] = 0;
+		else
+			perr(c, v->line, v->col, field, "'%s': write allow or deny", v->str);
+	}
+}
+
 /* ---- the top level ---------------------------------------------------------------- */
 
 static void parse_root(struct pctx *c, const struct ynode *root)
 {
 	static const char *const keys[] = {
-		"version", "name", "description", "extends", "files", "network", "commands", NULL
+		"version", "name", "description", "extends", "files", "network", "commands",
+		"sandbox", NULL
 	};
 	const struct ynode *v;
 
@@ -1777,6 +1811,8 @@ static void parse_root(struct pctx *c, const struct ynode *root)
 		parse_network(c, v);
 	if ((v = map_get(root, "commands")))
 		parse_commands(c, v);
+	if ((v = map_get(root, "sandbox")))
+		parse_sandbox(c, v);
 }
 
 /* ---- files, extends and merging ----------------------------------------------------- */
@@ -2022,6 +2058,7 @@ static struct fdoc *load_one(struct loader *ld, const char *file, const char *di
 		ld->failed = true;
 		return NULL;
 	}
+	doc->sandbox[0] = doc->sandbox[1] = doc->sandbox[2] = -1;
 	doc->file = strdup(file);
 	doc->dir = dir ? strdup(dir) : NULL;
 	root = yparse(file, buf, len, ld->d);
@@ -2179,6 +2216,13 @@ static int merge_doc(struct sbx_policy *p, struct fdoc *doc)
 			return -1;
 		p->cmd_default = doc->cdef.verdict;
 		p->cmd_default_rule = id;
+	}
+	/* a child's switches override its parent's */
+	for (int i = 0; i < 3; i++) {
+		if (doc->sandbox[i] == 1)
+			p->sandbox_flags |= sandbox_flags[i];
+		else if (doc->sandbox[i] == 0)
+			p->sandbox_flags &= ~sandbox_flags[i];
 	}
 	return take_rules(p, doc, SBX_SEC_COMMANDS);
 }

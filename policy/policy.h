@@ -167,6 +167,9 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
 int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
 int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino);
 
+/* getaddrinfo() into sbx_addr (the default resolver). 0, or -1 with *why. */
+int sbx_resolve_system(const char *host, struct sbx_addr **out, size_t *n, const char **why);
+
 uint64_t sbx_hash_name(const char *s, size_t len);	/* component hash */
 uint64_t sbx_hash_suffix(const char *lit, size_t len);	/* reversed bytes */
 uint64_t sbx_hash_chain(const char *const *names, size_t m);	/* top-down */
@@ -253,6 +256,7 @@ struct sbx_policy {
 	uint32_t net_default_rule;
 	uint8_t cmd_default;
 	uint32_t cmd_default_rule;
+	uint32_t sandbox_flags;		/* SBX_PF_ALLOW_* from sandbox: */
 	char **sources;			/* realpaths, root of the chain first */
 	size_t n_sources;
 	/* copy of the environment, for compile */

@@ -41,21 +41,6 @@ struct sbx_audit {
 	gid_t gid;
 };
 
-static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void set_err(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	free(*err);
-	*err = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
 
 static bool session_name_ok(const char *s)
 {
@@ -121,13 +106,13 @@ struct sbx_audit *sbx_audit_open(struct sbx_queue *q, const char *session, char 
 	if (err)
 		*err = NULL;
 	if (!session_name_ok(session)) {
-		set_err(err, "audit: \"%s\" is not a session name (letters, digits, . _ -)",
+		sbx_queue_set_err(err, "audit: \"%s\" is not a session name (letters, digits, . _ -)",
 			session ? session : "");
 		return NULL;
 	}
 	a = calloc(1, sizeof(*a));
 	if (!a) {
-		set_err(err, "out of memory");
+		sbx_queue_set_err(err, "out of memory");
 		return NULL;
 	}
 	a->dirfd = a->logfd = a->headfd = -1;
@@ -137,7 +122,7 @@ struct sbx_audit *sbx_audit_open(struct sbx_queue *q, const char *session, char 
 	snprintf(a->headname, sizeof(a->headname), "%s.head", session);
 	fd = sbx_opendir_beneath(sbx_queue_sandbox_fd(q), "audit", true, a->uid, a->gid);
 	if (fd < 0) {
-		set_err(err, "%s/.sandbox/audit: %s", sbx_queue_project(q),
+		sbx_queue_set_err(err, "%s/.sandbox/audit: %s", sbx_queue_project(q),
 			fd == -ELOOP ? "it is a symlink (refusing to follow it)" : strerror(-fd));
 		goto fail;
 	}
@@ -148,20 +133,20 @@ struct sbx_audit *sbx_audit_open(struct sbx_queue *q, const char *session, char 
 	else if (fd == -EEXIST)
 		fd = sbx_openat_beneath(a->dirfd, a->logname, O_RDWR | O_APPEND | O_NONBLOCK, 0);
 	if (fd < 0) {
-		set_err(err, "%s/.sandbox/audit/%s: %s", sbx_queue_project(q), a->logname,
+		sbx_queue_set_err(err, "%s/.sandbox/audit/%s: %s", sbx_queue_project(q), a->logname,
 			fd == -ELOOP ? "it is a symlink (refusing to follow it)" : strerror(-fd));
 		goto fail;
 	}
 	a->logfd = fd;
 	/* a planted hard link would make root append to another file */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		set_err(err, "%s/.sandbox/audit/%s: not a regular file with one link",
+		sbx_queue_set_err(err, "%s/.sandbox/audit/%s: not a regular file with one link",
 			sbx_queue_project(q), a->logname);
 		goto fail;
 	}
 	if (made && (a->uid != (uid_t)-1 || a->gid != (gid_t)-1) &&
 	    fchown(fd, a->uid, a->gid) < 0) {
-		set_err(err, "%s/.sandbox/audit/%s: chown: %s", sbx_queue_project(q),
+		sbx_queue_set_err(err, "%s/.sandbox/audit/%s: chown: %s", sbx_queue_project(q),
 			a->logname, strerror(errno));
 		goto fail;
 	}
@@ -401,24 +386,24 @@ int sbx_audit_append(struct sbx_audit *a, json_t *body, char **err)
 	if (err)
 		*err = NULL;
 	if (!json_is_object(body)) {
-		set_err(err, "audit: a record body must be a JSON object");
+		sbx_queue_set_err(err, "audit: a record body must be a JSON object");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
 		if (json_object_get(body, reserved[i])) {
-			set_err(err, "audit: \"%s\" is set by the log, not by the caller",
+			sbx_queue_set_err(err, "audit: \"%s\" is set by the log, not by the caller",
 				reserved[i]);
 			return -EINVAL;
 		}
 	}
 	if (flock(a->logfd, LOCK_EX) < 0) {
 		rc = -errno;
-		set_err(err, "audit: lock %s: %s", a->logname, strerror(errno));
+		sbx_queue_set_err(err, "audit: lock %s: %s", a->logname, strerror(errno));
 		return rc;
 	}
 	rc = read_last_line(a->logfd, &line, &len, &partial);
 	if (rc) {
-		set_err(err, "audit: reading %s: %s", a->logname, strerror(-rc));
+		sbx_queue_set_err(err, "audit: reading %s: %s", a->logname, strerror(-rc));
 		goto out;
 	}
 	if (line && !partial)
@@ -441,7 +426,7 @@ int sbx_audit_append(struct sbx_audit *a, json_t *body, char **err)
 	if (partial && write(a->logfd, "\n", 1) != 1) {
 		/* keep the torn line as evidence, on a line of its own */
 		rc = -errno;
-		set_err(err, "audit: %s: %s", a->logname, strerror(errno));
+		sbx_queue_set_err(err, "audit: %s: %s", a->logname, strerror(errno));
 		goto out;
 	}
 	rec = json_deep_copy(body);
@@ -460,7 +445,7 @@ int sbx_audit_append(struct sbx_audit *a, json_t *body, char **err)
 	}
 	rc = record_hash(rec, prev, hash);
 	if (rc) {
-		set_err(err, "audit: hashing: %s", strerror(-rc));
+		sbx_queue_set_err(err, "audit: hashing: %s", strerror(-rc));
 		goto out;
 	}
 	json_object_set_new(rec, "hash", json_string(hash));
@@ -478,14 +463,14 @@ int sbx_audit_append(struct sbx_audit *a, json_t *body, char **err)
 
 		if (w != (ssize_t)len) {
 			rc = w < 0 ? -errno : -EIO;
-			set_err(err, "audit: appending to %s: %s", a->logname,
+			sbx_queue_set_err(err, "audit: appending to %s: %s", a->logname,
 				w < 0 ? strerror(errno) : "short write");
 			goto out;
 		}
 	}
 	if (a->sync && fdatasync(a->logfd) < 0) {
 		rc = -errno;
-		set_err(err, "audit: %s: fsync: %s", a->logname, strerror(errno));
+		sbx_queue_set_err(err, "audit: %s: fsync: %s", a->logname, strerror(errno));
 		goto out;
 	}
 	{
@@ -505,7 +490,7 @@ int sbx_audit_append(struct sbx_audit *a, json_t *body, char **err)
 		free(ht);
 	}
 	if (rc)
-		set_err(err, "audit: updating %s: %s", a->headname, strerror(-rc));
+		sbx_queue_set_err(err, "audit: updating %s: %s", a->headname, strerror(-rc));
 out:
 	flock(a->logfd, LOCK_UN);
 	json_decref(rec);

@@ -437,3 +437,17 @@ const char *sbx_queue_user(void)
 	}
 	return name;
 }
+
+void sbx_queue_set_err(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	free(*err);
+	*err = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+}

@@ -47,21 +47,6 @@ struct sbx_queue {
 	gid_t gid;
 };
 
-static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void set_err(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	free(*err);
-	*err = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
 
 /* append "; text" to a report of several problems */
 static void add_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -115,7 +100,7 @@ struct sbx_queue *sbx_queue_open(const char *project_dir, unsigned flags,
 		*err = NULL;
 	q = calloc(1, sizeof(*q));
 	if (!q) {
-		set_err(err, "out of memory");
+		sbx_queue_set_err(err, "out of memory");
 		return NULL;
 	}
 	q->projfd = q->sbxfd = q->escfd = -1;
@@ -129,12 +114,12 @@ struct sbx_queue *sbx_queue_open(const char *project_dir, unsigned flags,
 
 	q->projfd = open(q->project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (q->projfd < 0) {
-		set_err(err, "%s: %s", q->project, strerror(errno));
+		sbx_queue_set_err(err, "%s: %s", q->project, strerror(errno));
 		goto fail;
 	}
 	fd = sbx_opendir_beneath(q->projfd, ".sandbox", create, owner_uid, owner_gid);
 	if (fd < 0) {
-		set_err(err, "%s/.sandbox: %s%s", q->project, what_is_wrong(fd),
+		sbx_queue_set_err(err, "%s/.sandbox: %s%s", q->project, what_is_wrong(fd),
 			fd == -ENOENT ? " (no queue here; run bpfsbx init)" : "");
 		goto fail;
 	}
@@ -149,13 +134,13 @@ struct sbx_queue *sbx_queue_open(const char *project_dir, unsigned flags,
 	 * behalf of a session: .sandbox belongs to the session's user */
 	if (owner_uid != (uid_t)-1 && fstat(fd, &st) == 0 &&
 	    st.st_uid != owner_uid && st.st_uid != 0) {
-		set_err(err, "%s/.sandbox is owned by uid %u, not by uid %u",
+		sbx_queue_set_err(err, "%s/.sandbox is owned by uid %u, not by uid %u",
 			q->project, (unsigned)st.st_uid, (unsigned)owner_uid);
 		goto fail;
 	}
 	fd = sbx_opendir_beneath(q->sbxfd, "escalations", create, q->uid, q->gid);
 	if (fd < 0) {
-		set_err(err, "%s/.sandbox/escalations: %s", q->project, what_is_wrong(fd));
+		sbx_queue_set_err(err, "%s/.sandbox/escalations: %s", q->project, what_is_wrong(fd));
 		goto fail;
 	}
 	q->escfd = fd;
@@ -164,7 +149,7 @@ struct sbx_queue *sbx_queue_open(const char *project_dir, unsigned flags,
 		 * that a queue made by an older bpfsbx gains new ones */
 		fd = sbx_opendir_beneath(q->escfd, sub_names[i], true, q->uid, q->gid);
 		if (fd < 0) {
-			set_err(err, "%s/.sandbox/escalations/%s: %s", q->project,
+			sbx_queue_set_err(err, "%s/.sandbox/escalations/%s: %s", q->project,
 				sub_names[i], what_is_wrong(fd));
 			goto fail;
 		}
@@ -172,7 +157,7 @@ struct sbx_queue *sbx_queue_open(const char *project_dir, unsigned flags,
 	}
 	return q;
 oom:
-	set_err(err, "out of memory");
+	sbx_queue_set_err(err, "out of memory");
 fail:
 	sbx_queue_close(q);
 	return NULL;
@@ -320,11 +305,11 @@ int sbx_queue_read(struct sbx_queue *q, const char *sub, const char *id,
 	if (err)
 		*err = NULL;
 	if (s != SUB_PENDING && s != SUB_CLAIMED && s != SUB_DONE && s != SUB_ISSUED) {
-		set_err(err, "%s: not a directory of records", sub ? sub : "(null)");
+		sbx_queue_set_err(err, "%s: not a directory of records", sub ? sub : "(null)");
 		return -EINVAL;
 	}
 	if (!sbx_id_valid(id)) {
-		set_err(err, "%s: not a request id", id ? id : "(null)");
+		sbx_queue_set_err(err, "%s: not a request id", id ? id : "(null)");
 		return -EINVAL;
 	}
 	id_file(name, sizeof(name), id);
@@ -333,15 +318,15 @@ int sbx_queue_read(struct sbx_queue *q, const char *sub, const char *id,
 	case RD_OK:
 		return 0;
 	case RD_GONE:
-		set_err(err, "%s/%s: no such request", sub, name);
+		sbx_queue_set_err(err, "%s/%s: no such request", sub, name);
 		return -ENOENT;
 	case RD_BAD:
-		set_err(err, "%s/%s: %s (moved to quarantine/)", sub, name, why ? why : "malformed");
+		sbx_queue_set_err(err, "%s/%s: %s (moved to quarantine/)", sub, name, why ? why : "malformed");
 		sbx_queue_quarantine(q, sub, name, why ? why : "malformed");
 		free(why);
 		return -EBADMSG;
 	default:
-		set_err(err, "%s/%s: %s", sub, name, why ? why : "cannot read");
+		sbx_queue_set_err(err, "%s/%s: %s", sub, name, why ? why : "cannot read");
 		free(why);
 		return -EIO;
 	}
@@ -512,7 +497,7 @@ int sbx_queue_list(struct sbx_queue *q, const char *sub, json_t **array, char **
 		*err = NULL;
 	*array = NULL;
 	if (s != SUB_PENDING && s != SUB_CLAIMED && s != SUB_DONE) {
-		set_err(err, "%s: only pending, claimed and done can be listed",
+		sbx_queue_set_err(err, "%s: only pending, claimed and done can be listed",
 			sub ? sub : "(null)");
 		return -EINVAL;
 	}
@@ -614,7 +599,7 @@ int sbx_queue_submit(struct sbx_queue *q, json_t *req, char **id_out, char **err
 	if (id_out)
 		*id_out = NULL;
 	if (!json_is_object(req)) {
-		set_err(err, "a request must be a JSON object");
+		sbx_queue_set_err(err, "a request must be a JSON object");
 		return -EINVAL;
 	}
 	id = sbx_id_new();
@@ -637,7 +622,7 @@ int sbx_queue_submit(struct sbx_queue *q, json_t *req, char **id_out, char **err
 	if (!json_object_get(req, "count"))
 		json_object_set_new(req, "count", json_integer(1));
 	if (!sbx_queue_validate_request(req, id, &why)) {
-		set_err(err, "invalid request: %s", why ? why : "?");
+		sbx_queue_set_err(err, "invalid request: %s", why ? why : "?");
 		free(why);
 		free(id);
 		return -EINVAL;
@@ -649,7 +634,7 @@ int sbx_queue_submit(struct sbx_queue *q, json_t *req, char **id_out, char **err
 	if (!rc)
 		rc = write_record(q, SUB_PENDING, id, req, SBX_W_NOREPLACE);
 	if (rc) {
-		set_err(err, "%s: writing request %s: %s", q->project, id, strerror(-rc));
+		sbx_queue_set_err(err, "%s: writing request %s: %s", q->project, id, strerror(-rc));
 		free(id);
 		return rc;
 	}
@@ -701,21 +686,21 @@ int sbx_queue_claim(struct sbx_queue *q, const char *id, json_t **req, char **er
 	if (req)
 		*req = NULL;
 	if (!sbx_id_valid(id)) {
-		set_err(err, "%s: not a request id", id ? id : "(null)");
+		sbx_queue_set_err(err, "%s: not a request id", id ? id : "(null)");
 		return -EINVAL;
 	}
 	id_file(name, sizeof(name), id);
 	rc = sbx_rename_noreplace(q->fd[SUB_PENDING], name, q->fd[SUB_CLAIMED], name);
 	if (rc == -ENOENT) {
-		set_err(err, "%s: not pending (claimed by another approver, decided, or unknown)", id);
+		sbx_queue_set_err(err, "%s: not pending (claimed by another approver, decided, or unknown)", id);
 		return -ENOENT;
 	}
 	if (rc == -EEXIST) {
-		set_err(err, "%s: already claimed", id);
+		sbx_queue_set_err(err, "%s: already claimed", id);
 		return -ENOENT;
 	}
 	if (rc) {
-		set_err(err, "%s: claim failed: %s", id, strerror(-rc));
+		sbx_queue_set_err(err, "%s: claim failed: %s", id, strerror(-rc));
 		return rc;
 	}
 	fsync(q->fd[SUB_CLAIMED]);
@@ -725,7 +710,7 @@ int sbx_queue_claim(struct sbx_queue *q, const char *id, json_t **req, char **er
 	if (r != RD_OK) {
 		if (r == RD_BAD)
 			sbx_queue_quarantine(q, "claimed", name, why);
-		set_err(err, "%s: %s", id, why ? why : "vanished after the claim");
+		sbx_queue_set_err(err, "%s: %s", id, why ? why : "vanished after the claim");
 		free(why);
 		return r == RD_GONE ? -ENOENT : -EBADMSG;
 	}
@@ -750,7 +735,7 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 	if (err)
 		*err = NULL;
 	if (!sbx_id_valid(id)) {
-		set_err(err, "%s: not a request id", id ? id : "(null)");
+		sbx_queue_set_err(err, "%s: not a request id", id ? id : "(null)");
 		return -EINVAL;
 	}
 	id_file(name, sizeof(name), id);
@@ -767,16 +752,16 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 	if (r == RD_GONE) {
 		free(why);
 		if (exists_at(q->fd[SUB_DONE], name)) {
-			set_err(err, "%s: already decided", id);
+			sbx_queue_set_err(err, "%s: already decided", id);
 			return -EEXIST;
 		}
-		set_err(err, "%s: no such request", id);
+		sbx_queue_set_err(err, "%s: no such request", id);
 		return -ENOENT;
 	}
 	if (r != RD_OK) {
 		if (r == RD_BAD)
 			sbx_queue_quarantine(q, sub_names[src], name, why);
-		set_err(err, "%s: %s", id, why ? why : "cannot read the request");
+		sbx_queue_set_err(err, "%s: %s", id, why ? why : "cannot read the request");
 		free(why);
 		return -EBADMSG;
 	}
@@ -800,7 +785,7 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 	if (d->result)
 		json_object_set(j, "result", d->result);
 	if (!sbx_queue_validate_done(j, id, &why)) {
-		set_err(err, "%s: invalid decision: %s", id, why ? why : "?");
+		sbx_queue_set_err(err, "%s: invalid decision: %s", id, why ? why : "?");
 		free(why);
 		json_decref(j);
 		return -EINVAL;
@@ -808,11 +793,11 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 	rc = write_record(q, SUB_DONE, id, j, SBX_W_NOREPLACE);
 	json_decref(j);
 	if (rc == -EEXIST) {
-		set_err(err, "%s: already decided", id);
+		sbx_queue_set_err(err, "%s: already decided", id);
 		return rc;
 	}
 	if (rc) {
-		set_err(err, "%s: writing the decision: %s", id, strerror(-rc));
+		sbx_queue_set_err(err, "%s: writing the decision: %s", id, strerror(-rc));
 		return rc;
 	}
 	if (unlinkat(q->fd[src], name, 0) == 0) {
@@ -1096,21 +1081,21 @@ int sbx_queue_wait_done(struct sbx_queue *q, const char *id, int timeout_ms,
 		*err = NULL;
 	*done = NULL;
 	if (!sbx_id_valid(id)) {
-		set_err(err, "%s: not a request id", id ? id : "(null)");
+		sbx_queue_set_err(err, "%s: not a request id", id ? id : "(null)");
 		return -EINVAL;
 	}
 	id_file(name, sizeof(name), id);
 	ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (ifd < 0) {
 		rc = -errno;
-		set_err(err, "inotify: %s", strerror(errno));
+		sbx_queue_set_err(err, "inotify: %s", strerror(errno));
 		return rc;
 	}
 	/* our own fd: the one magic link we follow on purpose */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", q->fd[SUB_DONE]);
 	if (inotify_add_watch(ifd, path, IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE) < 0) {
 		rc = -errno;
-		set_err(err, "inotify on done/: %s", strerror(errno));
+		sbx_queue_set_err(err, "inotify on done/: %s", strerror(errno));
 		close(ifd);
 		return rc;
 	}
@@ -1132,14 +1117,14 @@ int sbx_queue_wait_done(struct sbx_queue *q, const char *id, int timeout_ms,
 		why = NULL;
 		left = end - now_ms();
 		if (left <= 0) {
-			set_err(err, "%s: no decision within %d ms", id, timeout_ms);
+			sbx_queue_set_err(err, "%s: no decision within %d ms", id, timeout_ms);
 			rc = -ETIMEDOUT;
 			break;
 		}
 		if (poll(&pfd, 1, left > 0x7fffffff ? 0x7fffffff : (int)left) < 0 &&
 		    errno != EINTR) {
 			rc = -errno;
-			set_err(err, "poll: %s", strerror(errno));
+			sbx_queue_set_err(err, "poll: %s", strerror(errno));
 			break;
 		}
 		while (read(ifd, evbuf, sizeof(evbuf)) > 0)

@@ -335,6 +335,8 @@ int sbx_write_atomic(int dirfd, const char *name, const void *buf, size_t len,
 		     enum sbx_write_mode mode, uid_t uid, gid_t gid);
 /* Read a regular file beneath dirfd (never a fifo, device or symlink:
  * -ENOTSUP), at most max bytes (-EFBIG beyond). *buf is NUL terminated. */
+/* *err = malloc'd message (replacing one already there); no-op if !err */
+void sbx_queue_set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sbx_read_file_at(int dirfd, const char *name, size_t max, char **buf,
 		     size_t *len, struct stat *st);
 

@@ -22,21 +22,6 @@
 #define REMEMBERED	"remembered.yaml"
 #define REMEMBERED_MAX	(4u << 20)
 
-static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void set_err(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	free(*err);
-	*err = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
 
 void sbx_remembered_free(struct sbx_remembered *v, size_t n)
 {
@@ -67,7 +52,7 @@ static int next(struct parse *ps)
 		yaml_event_delete(&ps->ev);
 	ps->have_ev = false;
 	if (!yaml_parser_parse(&ps->p, &ps->ev)) {
-		set_err(ps->err, REMEMBERED ":%zu:%zu: %s%s%s",
+		sbx_queue_set_err(ps->err, REMEMBERED ":%zu:%zu: %s%s%s",
 			ps->p.problem_mark.line + 1, ps->p.problem_mark.column + 1,
 			ps->p.problem ? ps->p.problem : "syntax error",
 			ps->p.context ? " " : "", ps->p.context ? ps->p.context : "");
@@ -79,7 +64,7 @@ static int next(struct parse *ps)
 
 static int bad(struct parse *ps, const char *what)
 {
-	set_err(ps->err, REMEMBERED ":%zu:%zu: %s", ps->ev.start_mark.line + 1,
+	sbx_queue_set_err(ps->err, REMEMBERED ":%zu:%zu: %s", ps->ev.start_mark.line + 1,
 		ps->ev.start_mark.column + 1, what);
 	return -EINVAL;
 }
@@ -298,7 +283,7 @@ int sbx_remembered_parse(const char *buf, size_t len, struct sbx_remembered **v,
 	if (err)
 		*err = NULL;
 	if (!yaml_parser_initialize(&ps.p)) {
-		set_err(err, "out of memory");
+		sbx_queue_set_err(err, "out of memory");
 		return -ENOMEM;
 	}
 	yaml_parser_set_input_string(&ps.p, (const unsigned char *)buf, len);
@@ -307,7 +292,7 @@ int sbx_remembered_parse(const char *buf, size_t len, struct sbx_remembered **v,
 		yaml_event_delete(&ps.ev);
 	yaml_parser_delete(&ps.p);
 	if (rc == -ENOMEM && err && !*err)
-		set_err(err, "out of memory");
+		sbx_queue_set_err(err, "out of memory");
 	return rc;
 }
 
@@ -327,7 +312,7 @@ int sbx_remembered_load(struct sbx_queue *q, struct sbx_remembered **v, size_t *
 	if (rc == -ENOENT)
 		return 0;
 	if (rc) {
-		set_err(err, "%s/.sandbox/" REMEMBERED ": %s", sbx_queue_project(q),
+		sbx_queue_set_err(err, "%s/.sandbox/" REMEMBERED ": %s", sbx_queue_project(q),
 			rc == -ELOOP || rc == -ENOTSUP ? "not a regular file" : strerror(-rc));
 		return rc;
 	}
@@ -335,7 +320,7 @@ int sbx_remembered_load(struct sbx_queue *q, struct sbx_remembered **v, size_t *
 	free(buf);
 	if (rc) {
 		/* errors name the file as it is on disk */
-		set_err(err, "%s/.sandbox/%s", sbx_queue_project(q), inner ? inner : "?");
+		sbx_queue_set_err(err, "%s/.sandbox/%s", sbx_queue_project(q), inner ? inner : "?");
 		free(inner);
 	}
 	return rc;
@@ -479,14 +464,14 @@ int sbx_remembered_add(struct sbx_queue *q, const struct sbx_remembered *r, char
 	if (err)
 		*err = NULL;
 	if (!r || !r->kind) {
-		set_err(err, "remembered entry without a kind");
+		sbx_queue_set_err(err, "remembered entry without a kind");
 		return -EINVAL;
 	}
 	sbx_queue_owner(q, &uid, &gid);
 	/* one writer at a time: load, add, replace */
 	if (flock(sfd, LOCK_EX) < 0) {
 		rc = -errno;
-		set_err(err, "%s/.sandbox: lock: %s", sbx_queue_project(q), strerror(errno));
+		sbx_queue_set_err(err, "%s/.sandbox: lock: %s", sbx_queue_project(q), strerror(errno));
 		return rc;
 	}
 	rc = sbx_remembered_load(q, &v, &n, err);
@@ -520,7 +505,7 @@ int sbx_remembered_add(struct sbx_queue *q, const struct sbx_remembered *r, char
 	}
 	rc = sbx_remembered_format(v, n, &text, &len);
 	if (rc) {
-		set_err(err, "remembered.yaml: cannot render: %s", strerror(-rc));
+		sbx_queue_set_err(err, "remembered.yaml: cannot render: %s", strerror(-rc));
 		goto out;
 	}
 	/* what we write must read back: validate before replacing */
@@ -531,14 +516,14 @@ int sbx_remembered_add(struct sbx_queue *q, const struct sbx_remembered *r, char
 		rc = sbx_remembered_parse(text, len, &chk, &cn, &check_err);
 		sbx_remembered_free(chk, cn);
 		if (rc) {
-			set_err(err, "refusing to write an entry that would not read back: %s",
+			sbx_queue_set_err(err, "refusing to write an entry that would not read back: %s",
 				check_err ? check_err : "?");
 			goto out;
 		}
 	}
 	rc = sbx_write_atomic(sfd, REMEMBERED, text, len, SBX_W_REPLACE, uid, gid);
 	if (rc)
-		set_err(err, "%s/.sandbox/" REMEMBERED ": %s", sbx_queue_project(q), strerror(-rc));
+		sbx_queue_set_err(err, "%s/.sandbox/" REMEMBERED ": %s", sbx_queue_project(q), strerror(-rc));
 out:
 	flock(sfd, LOCK_UN);
 	free(check_err);

@@ -25,21 +25,6 @@
 #include <sys/wait.h>
 #include "queue/queue.h"
 
-static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void set_err(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	free(*err);
-	*err = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
 
 static int64_t now_ms(void)
 {
@@ -150,7 +135,7 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 		*err = NULL;
 	*result = NULL;
 	if (!sbx_id_valid(id) || !text || !text[0]) {
-		set_err(err, "not a command request");
+		sbx_queue_set_err(err, "not a command request");
 		return -EINVAL;
 	}
 	if (timeout_s <= 0)
@@ -167,7 +152,7 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 	outfd = openat(outdir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (outfd < 0) {
 		rc = -errno;
-		set_err(err, "out/%s: %s", final, strerror(errno));
+		sbx_queue_set_err(err, "out/%s: %s", final, strerror(errno));
 		return rc;
 	}
 	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(outfd, uid, gid) < 0) {
@@ -175,7 +160,7 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		rc = -errno;
-		set_err(err, "pipe: %s", strerror(errno));
+		sbx_queue_set_err(err, "pipe: %s", strerror(errno));
 		goto fail_out;
 	}
 	started = sbx_time_rfc3339(time(NULL));
@@ -183,7 +168,7 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
-		set_err(err, "fork: %s", strerror(errno));
+		sbx_queue_set_err(err, "fork: %s", strerror(errno));
 		close(pfd[0]);
 		close(pfd[1]);
 		free(started);
@@ -266,7 +251,7 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 	outfd = -1;
 	if (renameat(outdir, tmp, outdir, final) < 0) {
 		rc = -errno;
-		set_err(err, "out/%s: %s", final, strerror(errno));
+		sbx_queue_set_err(err, "out/%s: %s", final, strerror(errno));
 		unlinkat(outdir, tmp, 0);
 		free(started);
 		free(finished);
@@ -313,7 +298,7 @@ static int not_pending(struct sbx_queue *q, const char *id, char **err)
 	if (sbx_queue_read(q, "done", id, &done, NULL) == 0) {
 		const json_t *d = json_object_get(done, "decision");
 
-		set_err(err, "%s: already decided (%s %s by %s at %s%s)", id,
+		sbx_queue_set_err(err, "%s: already decided (%s %s by %s at %s%s)", id,
 			json_string_value(json_object_get(d, "verdict")),
 			json_string_value(json_object_get(d, "scope")),
 			json_string_value(json_object_get(d, "by")),
@@ -323,10 +308,10 @@ static int not_pending(struct sbx_queue *q, const char *id, char **err)
 		return -EEXIST;
 	}
 	if (faccessat(sbx_queue_dirfd(q, "claimed"), name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
-		set_err(err, "%s: taken by another approver", id);
+		sbx_queue_set_err(err, "%s: taken by another approver", id);
 		return -EBUSY;
 	}
-	set_err(err, "%s: no such request in %s", id, sbx_queue_project(q));
+	sbx_queue_set_err(err, "%s: no such request in %s", id, sbx_queue_project(q));
 	return -ENOENT;
 }
 
@@ -381,7 +366,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 	if (done)
 		*done = NULL;
 	if (!sbx_id_valid(id)) {
-		set_err(err, "%s: not a request id", id ? id : "(null)");
+		sbx_queue_set_err(err, "%s: not a request id", id ? id : "(null)");
 		return -EINVAL;
 	}
 	rc = sbx_queue_read(q, "pending", id, &req, &inner);
@@ -390,7 +375,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 		return not_pending(q, id, err);
 	}
 	if (rc) {
-		set_err(err, "%s", inner ? inner : "cannot read the request");
+		sbx_queue_set_err(err, "%s", inner ? inner : "cannot read the request");
 		free(inner);
 		return rc;
 	}
@@ -398,7 +383,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 	json_decref(req);
 	req = NULL;
 	if (o->approve && command && o->scope != SBX_SCOPE_ONCE) {
-		set_err(err, "%s: a command can only be approved once: it runs now, here, "
+		sbx_queue_set_err(err, "%s: a command can only be approved once: it runs now, here, "
 			"and its output goes back to the agent; approve it with scope once", id);
 		return -EINVAL;
 	}
@@ -408,7 +393,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 		return not_pending(q, id, err);
 	}
 	if (rc) {
-		set_err(err, "%s", inner ? inner : "claim failed");
+		sbx_queue_set_err(err, "%s", inner ? inner : "claim failed");
 		free(inner);
 		return rc;
 	}
@@ -426,7 +411,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 			d.approve = false;
 			d.note = note;
 			sbx_queue_decide(q, id, &d, NULL);
-			set_err(err, "%s: %s", id, note ? note : "running the command failed");
+			sbx_queue_set_err(err, "%s: %s", id, note ? note : "running the command failed");
 			free(note);
 			free(inner);
 			json_decref(req);
@@ -444,7 +429,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 		return not_pending(q, id, err);
 	}
 	if (rc) {
-		set_err(err, "%s", inner ? inner : "decision failed");
+		sbx_queue_set_err(err, "%s", inner ? inner : "decision failed");
 		free(inner);
 		return rc;
 	}

@@ -122,39 +122,12 @@ sbx_resolve_fn sbx_conn_resolver;
 /* getaddrinfo (or sbx_conn_resolver) -> addresses. 0 or a positive errno. */
 static int resolve_addrs(const char *host, struct sbx_addr **out, size_t *n)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res = NULL, *ai;
-	size_t cnt = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (sbx_conn_resolver)
+	if (sbx_conn_resolver) {
+		*out = NULL;
+		*n = 0;
 		return sbx_conn_resolver(host, out, n, NULL);
-	if (getaddrinfo(host, NULL, &hints, &res))
-		return EHOSTUNREACH;
-	for (ai = res; ai; ai = ai->ai_next)
-		cnt++;
-	*out = calloc(cnt ? cnt : 1, sizeof(**out));
-	if (!*out) {
-		freeaddrinfo(res);
-		return ENOMEM;
 	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		struct sbx_addr *a = &(*out)[*n];
-
-		if (ai->ai_family == AF_INET) {
-			a->family = AF_INET;
-			memcpy(a->addr, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
-		} else if (ai->ai_family == AF_INET6) {
-			a->family = AF_INET6;
-			memcpy(a->addr, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
-		} else {
-			continue;
-		}
-		(*n)++;
-	}
-	freeaddrinfo(res);
-	return 0;
+	return sbx_resolve_system(host, out, n, NULL) ? EHOSTUNREACH : 0;
 }
 
 /* The policy's resolver: nothing until cp->dns is set (see the header). */

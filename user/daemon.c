@@ -169,6 +169,18 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 		*err = sbx_asprintf("control socket %s: %s", sa.sun_path, strerror(errno));
 		return -errno;
 	}
+	{
+		/* sessions may always reach the control socket (see network.bpf.c) */
+		uint32_t dev;
+		uint64_t ino;
+
+		if (sbx_kident(sa.sun_path, false, &dev, &ino) == 0 &&
+		    bpf_map_lookup_elem(d->k.config, &zero, &cfg) == 0) {
+			cfg.ctl_dev = dev;
+			cfg.ctl_ino = ino;
+			bpf_map_update_elem(d->k.config, &zero, &cfg, BPF_ANY);
+		}
+	}
 	if (ep_add(d, d->ctl, EP_CTL) || ep_add(d, ring_buffer__epoll_fd(d->rb), EP_RB) ||
 	    ep_add(d, d->ino, EP_INO) || ep_add(d, d->sig, EP_SIG) ||
 	    ep_add(d, d->timer, EP_TIMER)) {

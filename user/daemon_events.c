@@ -50,6 +50,9 @@ static const char *const op_names[SBX_OP_MAX] = {
 	[SBX_OP_CGROUP_ESCAPE] = "cgroup_escape",
 	[SBX_OP_PROC_ACCESS] = "proc_access",
 	[SBX_OP_SETXATTR] = "setxattr",
+	[SBX_OP_IOCTL] = "ioctl",
+	[SBX_OP_KERNEL] = "kernel",
+	[SBX_OP_FILE_RECEIVE] = "file_receive",
 };
 
 const char *sbx_op_name(unsigned op)
@@ -108,7 +111,19 @@ char *sbx_event_object(const struct sbx_event *e)
 		path[SBX_EVENT_PATH_MAX - off] = 0;
 		return sbx_asprintf("%s%s", (e->flags & SBX_EVF_PATH_TRUNC) ? "..." : "", path);
 	}
-	return sbx_asprintf("%s", e->aux ? "" : "-");
+	switch (e->op) {
+	case SBX_OP_PTRACE:
+	case SBX_OP_SIGNAL:
+		return sbx_asprintf("pid %u", e->aux);
+	case SBX_OP_SOCKET_CREATE:
+		return sbx_asprintf("socket family %u type %u", e->aux & 0xffff, e->aux >> 16);
+	case SBX_OP_IOCTL:
+		return sbx_asprintf("ioctl 0x%x", e->aux);
+	case SBX_OP_BPF:
+		return sbx_asprintf("bpf command %u", e->aux);
+	default:
+		return sbx_strdup(sbx_op_name(e->op));
+	}
 }
 
 static char *proc_link(pid_t pid, const char *what)
@@ -211,6 +226,21 @@ int sbx_daemon_audit(struct sbx_daemon *d, struct sbx_session_rt *s, json_t *bod
 		sbx_warn("session %s: audit: %s", s->name, err ? err : strerror(-rc));
 	free(err);
 	return rc;
+}
+
+/* One event as one JSON line in the event log. */
+static void log_line(struct sbx_daemon *d, json_t *line)
+{
+	char *txt;
+
+	if (!d->log)
+		return;
+	txt = json_dumps(line, JSON_COMPACT);
+	if (txt) {
+		fprintf(d->log, "%s\n", txt);
+		fflush(d->log);
+		free(txt);
+	}
 }
 
 static void remember_request(struct sbx_session_rt *s, const char *id)
@@ -522,15 +552,7 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 		json_object_set_new(line, "walk_truncated", json_true());
 	free(exe);
 
-	if (d->log) {
-		char *txt = json_dumps(line, JSON_COMPACT);
-
-		if (txt) {
-			fprintf(d->log, "%s\n", txt);
-			fflush(d->log);
-			free(txt);
-		}
-	}
+	log_line(d, line);
 	if (s) {
 		json_object_set_new(line, "event", json_string("kernel"));
 		sbx_daemon_audit(d, s, line);
@@ -606,15 +628,7 @@ static void fold_summary(struct sbx_daemon *d, struct fold_slot *f)
 			 "operation", sbx_op_name(f->ev.op), "object", object, "rule",
 			 rule_json(s, f->ev.rule_id, f->ev.verdict), "verdict",
 			 verdict_str(f->ev.verdict), "repeats", (json_int_t)f->repeats);
-	if (d->log) {
-		char *txt = json_dumps(line, JSON_COMPACT);
-
-		if (txt) {
-			fprintf(d->log, "%s\n", txt);
-			fflush(d->log);
-			free(txt);
-		}
-	}
+	log_line(d, line);
 	if (s) {
 		json_object_set_new(line, "event", json_string("kernel_repeats"));
 		sbx_daemon_audit(d, s, line);

@@ -161,6 +161,26 @@ static int cmd_doctor(int argc, char **argv)
 		free(lockdown);
 	}
 
+	/* overlayfs over layers on different file systems, without xino,
+	 * gives different files the same (device, inode) */
+	{
+		FILE *f = fopen("/proc/self/mountinfo", "re");
+		char line[4096];
+
+		while (f && fgets(line, sizeof(line), f)) {
+			char mnt[1024];
+
+			if (!strstr(line, " - overlay ") || strstr(line, "xino=on"))
+				continue;
+			if (sscanf(line, "%*d %*d %*s %*s %1023s", mnt) == 1)
+				note("overlayfs at %s is mounted without xino=on: if its layers are on "
+				     "different file systems, files can share an inode number and "
+				     "inode rules may match the wrong file (mount with xino=on)", mnt);
+		}
+		if (f)
+			fclose(f);
+	}
+
 	in_session = sbx_pid_in_session(getpid(), NULL, 0);
 	if (in_session)
 		note("this shell is inside a bpfsbx session");
@@ -189,10 +209,12 @@ static int cmd_doctor(int argc, char **argv)
 	note("enforcement: %s", sbx_kernel_pinned() ? "programs pinned under " SBX_PIN_DIR :
 		"not loaded");
 
-	printf("\nknown limits on this kernel (see README, \"Known limits\"):\n"
+	printf("\nknown limits (see README, \"Known limits\"):\n"
 	       "  - scripts read by an interpreter (python x.py) are governed by file read\n"
-	       "    rules, not exec rules\n"
-	       "  - file descriptors opened before a session started are not re-checked\n");
+	       "    rules, not exec rules; a copy of an exec-denied binary is a new file\n"
+	       "  - file descriptors opened before a session started are not re-checked\n"
+	       "  - abstract unix sockets (no path) are not checked\n"
+	       "  - host names are resolved when a session starts, not followed after\n");
 	free(lsm);
 	printf("\n%s\n", failures ? "bpfsbx cannot enforce on this machine yet: fix the FAIL lines"
 				  : "bpfsbx can enforce on this machine");

@@ -24,6 +24,18 @@
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h>
+#include <linux/io_uring.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sched.h>
+#include <termios.h>
 
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
@@ -238,6 +250,490 @@ static int event_match(int argc, char **argv)
 	return count ? 0 : 1;
 }
 
+
+/* ---- the red-team suite's syscalls ------------------------------------ */
+
+static int copy_to_fd(const char *src, int out)
+{
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (in < 0)
+		return errno;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n) {
+			close(in);
+			return EIO;
+		}
+	close(in);
+	return n < 0 ? errno : 0;
+}
+
+/* the fileless way to run a program: memfd_create + execveat(AT_EMPTY_PATH) */
+static int memfd_exec(const char *src)
+{
+	int fd = syscall(SYS_memfd_create, "payload", 0), rc;
+	char *argv[] = { "payload", NULL }, *envp[] = { NULL };
+
+	if (fd < 0)
+		return errno;
+	rc = copy_to_fd(src, fd);
+	if (rc)
+		return rc;
+	syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+	return errno;
+}
+
+/* run a file after unlinking it, through the fd that is still open */
+static int exec_deleted(const char *src, const char *dir)
+{
+	char path[4096], *argv[] = { "deleted", NULL }, *envp[] = { NULL };
+	int fd, ro;
+
+	snprintf(path, sizeof(path), "%s/sbx-deleted-%d", dir, (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (fd < 0)
+		return errno;
+	if (copy_to_fd(src, fd)) {
+		close(fd);
+		return EIO;
+	}
+	close(fd);
+	ro = open(path, O_RDONLY);
+	unlink(path);
+	if (ro < 0)
+		return errno;
+	syscall(SYS_execveat, ro, "", argv, envp, AT_EMPTY_PATH);
+	return errno;
+}
+
+static int map_exec(const char *path, int via_mprotect)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return errno;
+	p = mmap(NULL, 4096, PROT_READ | (via_mprotect ? 0 : PROT_EXEC), MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return errno;
+	if (via_mprotect && mprotect(p, 4096, PROT_READ | PROT_EXEC)) {
+		int e = errno;
+
+		munmap(p, 4096);
+		return e;
+	}
+	munmap(p, 4096);
+	return 0;
+}
+
+static int do_ptrace(pid_t pid)
+{
+	if (ptrace(PTRACE_ATTACH, pid, NULL, NULL))
+		return errno;
+	waitpid(pid, NULL, __WALL);
+	ptrace(PTRACE_DETACH, pid, NULL, NULL);
+	return 0;
+}
+
+static int do_bpf(void)
+{
+	unsigned int attr[32] = { 0 };	/* BPF_PROG_GET_NEXT_ID: start_id 0 */
+
+	if (syscall(SYS_bpf, 11 /* BPF_PROG_GET_NEXT_ID */, attr, sizeof(attr)) < 0)
+		return errno;
+	return 0;
+}
+
+static int do_socket(int family, int type)
+{
+	int fd = socket(family, type, 0);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* io_uring: one SQE, submitted and waited for; returns the CQE's -res */
+struct uring {
+	int fd;
+	unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
+
+static int uring_setup(struct uring *u)
+{
+	struct io_uring_params p = { 0 };
+	void *sq, *cq;
+
+	u->fd = syscall(SYS_io_uring_setup, 4, &p);
+	if (u->fd < 0)
+		return errno;
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_CQ_RING);
+	u->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
+		return errno;
+	u->sq_tail = sq + p.sq_off.tail;
+	u->sq_mask = sq + p.sq_off.ring_mask;
+	u->sq_array = sq + p.sq_off.array;
+	u->cq_head = cq + p.cq_off.head;
+	u->cq_tail = cq + p.cq_off.tail;
+	u->cq_mask = cq + p.cq_off.ring_mask;
+	u->cqes = cq + p.cq_off.cqes;
+	return 0;
+}
+
+static int uring_run(struct uring *u, const struct io_uring_sqe *sqe, int *res)
+{
+	unsigned tail = *u->sq_tail, idx = tail & *u->sq_mask;
+
+	u->sqes[idx] = *sqe;
+	u->sq_array[idx] = idx;
+	__atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	if (syscall(SYS_io_uring_enter, u->fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		return errno;
+	unsigned head = *u->cq_head;
+
+	if (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE))
+		return EAGAIN;
+	*res = u->cqes[head & *u->cq_mask].res;
+	__atomic_store_n(u->cq_head, head + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int uring_open(const char *path)
+{
+	struct io_uring_sqe sqe = { 0 };
+	struct uring u;
+	int rc, res;
+
+	if ((rc = uring_setup(&u)))
+		return rc;
+	sqe.opcode = IORING_OP_OPENAT;
+	sqe.fd = AT_FDCWD;
+	sqe.addr = (unsigned long)path;
+	sqe.open_flags = O_RDONLY;
+	if ((rc = uring_run(&u, &sqe, &res)))
+		return rc;
+	if (res < 0)
+		return -res;
+	close(res);
+	return 0;
+}
+
+static int uring_connect(char **a)
+{
+	struct io_uring_sqe sqe = { 0 };
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct uring u;
+	int rc, res, fd;
+
+	if (parse_sa(a[0], a[1], a[2], &ss, &len))
+		return EINVAL;
+	fd = socket(ss.ss_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return errno;
+	if ((rc = uring_setup(&u)))
+		return rc;
+	sqe.opcode = IORING_OP_CONNECT;
+	sqe.fd = fd;
+	sqe.addr = (unsigned long)&ss;
+	sqe.off = len;
+	if ((rc = uring_run(&u, &sqe, &res)))
+		return rc;
+	return res < 0 ? -res : 0;
+}
+
+/* fd-server SOCK FILE: hand FILE's descriptor to the first client (the
+ * way a helper outside the session could smuggle one in) */
+static int fd_server(const char *sock, const char *file)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, x = 'x';
+	struct iovec iov = { &x, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int ls, c, fd = open(file, O_RDONLY);
+
+	if (fd < 0)
+		return errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	unlink(sock);
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1))
+		return errno;
+	chmod(sock, 0777);
+	printf("LISTENING\n");
+	c = accept(ls, NULL, NULL);
+	if (c < 0)
+		return errno;
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(c, &mh, 0) < 0)
+		return errno;
+	close(c);
+	return 0;
+}
+
+/* recv-fd SOCK: take a descriptor from the server and read it */
+static int recv_fd(const char *sock)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, x, data[64];
+	struct iovec iov = { &x, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int s = socket(AF_UNIX, SOCK_STREAM, 0), fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)))
+		return errno;
+	if (recvmsg(s, &mh, 0) < 0)
+		return errno;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS) {
+		/* the kernel dropped the descriptor: MSG_CTRUNC */
+		return (mh.msg_flags & MSG_CTRUNC) ? EPERM : ENOENT;
+	}
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (read(fd, data, sizeof(data)) < 0)
+		return errno;
+	return 0;
+}
+
+/* inject a keystroke into our own controlling terminal */
+static int tiocsti(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), t;
+	char c = 'x';
+
+	if (m < 0 || grantpt(m) || unlockpt(m))
+		return errno;
+	setsid();
+	t = open(ptsname(m), O_RDWR);	/* becomes the controlling tty */
+	if (t < 0)
+		return errno;
+	if (ioctl(t, TIOCSTI, &c))
+		return errno;
+	return 0;
+}
+
+/* open a file by handle (the 2014 "shocker" container escape) */
+static int open_by_handle(const char *path, const char *mntdir)
+{
+	struct file_handle *h = calloc(1, sizeof(*h) + 128);
+	int mnt_id, mfd, fd;
+	char b[16];
+
+	h->handle_bytes = 128;
+	if (name_to_handle_at(AT_FDCWD, path, h, &mnt_id, 0))
+		return errno;
+	/* any descriptor on the file's mount */
+	mfd = open(mntdir, O_RDONLY | O_DIRECTORY);
+	if (mfd < 0)
+		return errno;
+	fd = open_by_handle_at(mfd, h, O_RDONLY);
+	if (fd < 0)
+		return errno;
+	if (read(fd, b, sizeof(b)) < 0)
+		return errno;
+	return 0;
+}
+
+static int perf_open(void)
+{
+	struct perf_event_attr pa = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(pa),
+				      .config = PERF_COUNT_SW_CPU_CLOCK };
+	int fd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static int init_module_garbage(void)
+{
+	static const char junk[64] = "not a module";
+
+	if (syscall(SYS_init_module, junk, sizeof(junk), "") < 0)
+		return errno;
+	return 0;
+}
+
+static int clone_into_cgroup(const char *dir)
+{
+	struct clone_args ca = { 0 };
+	int cfd = open(dir, O_PATH | O_DIRECTORY);
+	long pid;
+
+	if (cfd < 0)
+		return errno;
+	ca.flags = CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = cfd;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0)
+		return errno;
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return 0;
+}
+
+static int vm_read(pid_t pid)
+{
+	char buf[8];
+	struct iovec l = { buf, sizeof(buf) }, r = { (void *)0x10000, sizeof(buf) };
+
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) < 0)
+		return errno;
+	return 0;
+}
+
+static int pidfd_getfd(pid_t pid, int fd)
+{
+	int pfd = syscall(SYS_pidfd_open, pid, 0), got;
+
+	if (pfd < 0)
+		return errno;
+	got = syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	if (got < 0)
+		return errno;
+	close(got);
+	return 0;
+}
+
+/* race-symlink LINK A B SECONDS: flip LINK between A and B while opening
+ * it; count opens that read B's first line (a leak if B is denied) */
+static volatile int racing = 1;
+static const char *race_link, *race_a, *race_b;
+
+static void *flipper(void *arg)
+{
+	char tmp[4096];
+
+	(void)arg;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", race_link);
+	for (unsigned i = 0; racing; i++) {
+		unlink(tmp);
+		if (symlink(i & 1 ? race_b : race_a, tmp) == 0)
+			rename(tmp, race_link);
+	}
+	return NULL;
+}
+
+static int race_symlink(char **a)
+{
+	pthread_t t;
+	long opens = 0, leaks = 0, eperm = 0;
+	struct timespec end, now;
+	char first[256] = "", line[256];
+
+	/* B's first line, as read before the session (a[4]) */
+	snprintf(first, sizeof(first), "%s", a[4]);
+	race_link = a[0];
+	race_a = a[1];
+	race_b = a[2];
+	symlink(race_a, race_link);
+	pthread_create(&t, NULL, flipper, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += atoi(a[3]);
+	do {
+		int fd = open(race_link, O_RDONLY);
+
+		if (fd >= 0) {
+			ssize_t n = read(fd, line, sizeof(line) - 1);
+
+			if (n > 0) {
+				line[n] = 0;
+				line[strcspn(line, "\n")] = 0;
+				if (!strcmp(line, first))
+					leaks++;
+			}
+			close(fd);
+			opens++;
+		} else if (errno == EPERM) {
+			eperm++;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	racing = 0;
+	pthread_join(t, NULL);
+	printf("OPENS %ld EPERM %ld LEAKS %ld\n", opens, eperm, leaks);
+	return 0;
+}
+
+static int dispatch_redteam(const char *c, char **a, int n, int *handled)
+{
+	*handled = 1;
+	if (!strcmp(c, "memfd-exec") && n >= 1)
+		return report(memfd_exec(a[0]));
+	if (!strcmp(c, "exec-deleted") && n >= 2)
+		return report(exec_deleted(a[0], a[1]));
+	if (!strcmp(c, "mmap-exec") && n >= 1)
+		return report(map_exec(a[0], 0));
+	if (!strcmp(c, "mprotect-exec") && n >= 1)
+		return report(map_exec(a[0], 1));
+	if (!strcmp(c, "kill") && n >= 2)
+		return report(kill(atoi(a[0]), atoi(a[1])) ? errno : 0);
+	if (!strcmp(c, "ptrace") && n >= 1)
+		return report(do_ptrace(atoi(a[0])));
+	if (!strcmp(c, "bpf") && n == 0)
+		return report(do_bpf());
+	if (!strcmp(c, "unshare-user") && n == 0)
+		return report(unshare(CLONE_NEWUSER) ? errno : 0);
+	if (!strcmp(c, "unshare-mount") && n == 0)
+		return report(unshare(CLONE_NEWNS) ? errno : 0);
+	if (!strcmp(c, "mount-bind") && n >= 2)
+		return report(mount(a[0], a[1], NULL, MS_BIND, NULL) ? errno : 0);
+	if (!strcmp(c, "mount-tmpfs") && n >= 1)
+		return report(mount("x", a[0], "tmpfs", 0, NULL) ? errno : 0);
+	if (!strcmp(c, "umount") && n >= 1)
+		return report(umount2(a[0], MNT_DETACH) ? errno : 0);
+	if (!strcmp(c, "socket") && n >= 2)
+		return report(do_socket(atoi(a[0]), atoi(a[1])));
+	if (!strcmp(c, "uring-open") && n >= 1)
+		return report(uring_open(a[0]));
+	if (!strcmp(c, "uring-connect") && n >= 3)
+		return report(uring_connect(a));
+	if (!strcmp(c, "fd-server") && n >= 2)
+		return report(fd_server(a[0], a[1]));
+	if (!strcmp(c, "recv-fd") && n >= 1)
+		return report(recv_fd(a[0]));
+	if (!strcmp(c, "tiocsti") && n == 0)
+		return report(tiocsti());
+	if (!strcmp(c, "open-by-handle") && n >= 2)
+		return report(open_by_handle(a[0], a[1]));
+	if (!strcmp(c, "perf-open") && n == 0)
+		return report(perf_open());
+	if (!strcmp(c, "init-module") && n == 0)
+		return report(init_module_garbage());
+	if (!strcmp(c, "clone-into-cgroup") && n >= 1)
+		return report(clone_into_cgroup(a[0]));
+	if (!strcmp(c, "vm-read") && n >= 1)
+		return report(vm_read(atoi(a[0])));
+	if (!strcmp(c, "pidfd-getfd") && n >= 2)
+		return report(pidfd_getfd(atoi(a[0]), atoi(a[1])));
+	if (!strcmp(c, "race-symlink") && n >= 5)
+		return race_symlink(a);
+	*handled = 0;
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: sbxtest CMD ARGS (see tests/kernel/sbxtest.c)\n");
@@ -256,6 +752,12 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (getenv("SBXTEST_PID"))
 		printf("PID %d\n", (int)getpid());
+	{
+		int handled, rc = dispatch_redteam(c, a, n, &handled);
+
+		if (handled)
+			return rc;
+	}
 
 	if (!strcmp(c, "open") && n >= 1)
 		return report(do_open(a[0], n > 1 ? a[1] : "r"));

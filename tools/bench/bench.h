@@ -55,6 +55,7 @@ int cmd_progstats(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_qcount(int argc, char **argv);
+int cmd_copyup(int argc, char **argv);
 int cmd_agent(int argc, char **argv);		/* sbxbench_approval.c */
 int cmd_approver(int argc, char **argv);
 int cmd_join(int argc, char **argv);

@@ -234,6 +234,7 @@ static const struct bench_cmd cmds[] = {
 	{ "status", cmd_status, "status" },
 	{ "drain", cmd_drain, "drain [--timeout-ms MS]" },
 	{ "qcount", cmd_qcount, "qcount --dir PROJECT" },
+	{ "copyup", cmd_copyup, "copyup --list FILE (guest: files into the overlay's tmpfs layer)" },
 	{ "agent", cmd_agent, "agent --dir PROJECT --files DIR --count N" },
 	{ "approver", cmd_approver, "approver --dir PROJECT --count N" },
 	{ "join", cmd_join, "join AGENT.json APPROVER.json" },

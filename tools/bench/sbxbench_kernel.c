@@ -362,3 +362,120 @@ int cmd_qcount(int argc, char **argv)
 	bench_emit(o);
 	return 0;
 }
+
+/*
+ * copyup --list FILE: in the vmtest guest, whose root is an overlay of a
+ * tmpfs on the host's 9p share, give each listed file (and every symlink
+ * on the way to it) a copy in the tmpfs layer, by setting its times to
+ * what they are (any setattr makes overlayfs copy a file up). Opening a
+ * file of the 9p layer, or following one of its symlinks (/bin, /lib,
+ * /lib64 on Debian), is a round trip to the host, and under -icount the
+ * guest clock jumps while the vCPU waits for it: the workload's files
+ * must not live there.
+ */
+struct copyup_count {
+	int files, links, missing;
+};
+
+static void touch_same(const char *p, const struct stat *st, int flags)
+{
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+
+	utimensat(AT_FDCWD, p, ts, flags);
+}
+
+static void copyup_path(const char *path, int depth, struct copyup_count *n)
+{
+	char cur[PATH_MAX] = "", rest[PATH_MAX], *save = NULL, *comp;
+	struct stat st;
+
+	if (depth > 40 || path[0] != '/') {
+		n->missing++;
+		return;
+	}
+	snprintf(rest, sizeof(rest), "%s", path);
+	for (comp = strtok_r(rest, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		size_t l = strlen(cur);
+
+		if (!strcmp(comp, "."))
+			continue;
+		if (!strcmp(comp, "..")) {
+			char *slash = strrchr(cur, '/');
+
+			if (slash)
+				*slash = 0;
+			continue;
+		}
+		if (l + strlen(comp) + 2 >= sizeof(cur)) {
+			n->missing++;
+			return;
+		}
+		cur[l] = '/';
+		strcpy(cur + l + 1, comp);
+		if (lstat(cur, &st)) {
+			n->missing++;
+			return;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX], next[PATH_MAX * 2 + 2];
+			const char *tail = save && *save ? save : "";
+			ssize_t tl = readlink(cur, target, sizeof(target) - 1);
+
+			if (tl < 0) {
+				n->missing++;
+				return;
+			}
+			target[tl] = 0;
+			touch_same(cur, &st, AT_SYMLINK_NOFOLLOW);
+			n->links++;
+			if (target[0] == '/') {
+				snprintf(next, sizeof(next), "%s/%s", target, tail);
+			} else {
+				char *slash = strrchr(cur, '/');
+
+				*slash = 0;
+				snprintf(next, sizeof(next), "%s/%s/%s", cur, target, tail);
+			}
+			copyup_path(next, depth + 1, n);
+			return;
+		}
+	}
+	if (stat(cur, &st) == 0 && S_ISREG(st.st_mode)) {
+		touch_same(cur, &st, 0);
+		n->files++;
+	}
+}
+
+int cmd_copyup(int argc, char **argv)
+{
+	static const struct option lo[] = { { "list", required_argument, NULL, 'l' }, {} };
+	struct copyup_count n = {};
+	const char *list = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t l;
+	FILE *f;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "l:", lo, NULL)) != -1) {
+		if (c != 'l')
+			return bench_fail("usage: copyup --list FILE");
+		list = optarg;
+	}
+	if (!list)
+		return bench_fail("usage: copyup --list FILE");
+	f = fopen(list, "re");
+	if (!f)
+		return bench_fail("copyup: %s: %s", list, strerror(errno));
+	while ((l = getline(&line, &cap, f)) > 0) {
+		if (line[l - 1] == '\n')
+			line[l - 1] = 0;
+		if (line[0] == '/')
+			copyup_path(line, 0, &n);
+	}
+	free(line);
+	fclose(f);
+	bench_emit(json_pack("{s:i,s:i,s:i}", "files", n.files, "symlinks", n.links,
+			     "missing", n.missing));
+	return 0;
+}

@@ -206,9 +206,9 @@ static void fmt_ns(char *buf, size_t len, double ns)
 		snprintf(buf, len, "n/a");
 	else if (ns < 1e4)
 		snprintf(buf, len, "%.0f ns", ns);
-	else if (ns < 1e7)
+	else if (ns < 1e6)
 		snprintf(buf, len, "%.1f µs", ns / 1e3);
-	else if (ns < 1e10)
+	else if (ns < 1e9)
 		snprintf(buf, len, "%.2f ms", ns / 1e6);
 	else
 		snprintf(buf, len, "%.2f s", ns / 1e9);
@@ -407,7 +407,9 @@ static void section_profile(struct out *o)
 			double dc = nget(pv, "run_cnt") - nget(bv, "run_cnt");
 			double dt = nget(pv, "run_time_ns") - nget(bv, "run_time_ns");
 
-			if (!(dc > 0) || !(iters > 0))
+			/* a program that runs for less than one op in 20 is
+			 * another process's, not this operation's */
+			if (!(dc > 0) || !(iters > 0) || dc / iters < 0.05)
 				continue;
 			fprintf(f, "| %s | %s | %s | %.2f | %.0f | %.0f |\n", sget(r, "cond"),
 				sget(r, "op"), prog, dc / iters, dt / dc, dt / iters);
@@ -612,7 +614,7 @@ static void section_policy(struct out *o)
 		json_array_foreach(raw, i, r) {
 			double v;
 
-			if (!is(r, "section", "policy") || !is(r, "rules", sizes[s]))
+			if (!is(r, "section", "policy") || nget(r, "rules") != atof(sizes[s]))
 				continue;
 			if (json_object_get(r, "total_rules"))
 				total = json_object_get(r, "total_rules");
