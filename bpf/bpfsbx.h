@@ -312,11 +312,22 @@ struct sbx_protect_key {
 struct sbx_config {
 	__u32 daemon_tgid;	/* self-protection target; 0 = none */
 	__u32 abi_version;	/* SBX_ABI_VERSION of the loader that pinned */
-	__u64 rename_epoch;	/* bumped on rename/link, for verdict caches */
+	__u64 _reserved;
 	__u64 opaque_zero;	/* always 0: see sbx_opaque_zero() in bpf/ */
 	__u32 ctl_dev;		/* the daemon's control socket: sessions may */
 	__u32 _pad;		/* always connect to it (requests, audit) */
 	__u64 ctl_ino;
+};
+
+/*
+ * sbx_epoch (an array of two counters, each written by one side only so
+ * that neither clobbers the other): cached file verdicts are stale once
+ * either moves.
+ */
+enum sbx_epoch_idx {
+	SBX_EPOCH_RENAME = 0,	/* BPF: every rename, link and mount change */
+	SBX_EPOCH_DAEMON = 1,	/* daemon: the protected set changed */
+	SBX_EPOCH_MAX
 };
 
 /* ---- statistics (per-CPU array, index = enum sbx_stat) --------------- */
@@ -331,6 +342,7 @@ enum sbx_stat {
 	SBX_STAT_WALK_TRUNC,	/* parent walk hit its limit */
 	SBX_STAT_ERRORS,	/* internal error, denied (fail closed) */
 	SBX_STAT_CHECKS,	/* confined checks performed */
+	SBX_STAT_CACHE_HIT,	/* file decisions answered by the verdict cache */
 	SBX_STAT_MAX
 };
 

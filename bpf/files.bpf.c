@@ -131,6 +131,7 @@ int BPF_PROG(sbx_path_link, struct dentry *old_dentry, const struct path *new_di
 
 	if (ret)
 		return ret;
+	sbx_bump_rename_epoch();	/* by anyone: a new name for an inode */
 	ret = sbx_check_file(mnt, old_dentry,
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_LINK_FROM);
@@ -149,6 +150,7 @@ int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_den
 
 	if (ret)
 		return ret;
+	sbx_bump_rename_epoch();	/* by anyone: names above other inodes change */
 	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry,
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_RENAME_FROM);

@@ -130,19 +130,28 @@ SEC("lsm/sb_mount")
 int BPF_PROG(sbx_sb_mount, const char *dev_name, const struct path *path, const char *type,
 	     unsigned long flags, void *data, int ret)
 {
-	return ret ?: sbx_never(SBX_OP_MOUNT);
+	if (ret)
+		return ret;
+	sbx_bump_rename_epoch();	/* by anyone: what paths reach changes */
+	return sbx_never(SBX_OP_MOUNT);
 }
 
 SEC("lsm/move_mount")
 int BPF_PROG(sbx_move_mount, const struct path *from_path, const struct path *to_path, int ret)
 {
-	return ret ?: sbx_never(SBX_OP_MOUNT);
+	if (ret)
+		return ret;
+	sbx_bump_rename_epoch();
+	return sbx_never(SBX_OP_MOUNT);
 }
 
 SEC("lsm/sb_umount")
 int BPF_PROG(sbx_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
-	return ret ?: sbx_never(SBX_OP_MOUNT);
+	if (ret)
+		return ret;
+	sbx_bump_rename_epoch();
+	return sbx_never(SBX_OP_MOUNT);
 }
 
 SEC("lsm/sb_pivotroot")

@@ -114,6 +114,13 @@ SBX_MAP struct {
 } sbx_config SEC(".maps");
 
 SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SBX_EPOCH_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sbx_epoch SEC(".maps");
+
+SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SBX_STAT_MAX);
 	__type(key, __u32);
@@ -124,6 +131,34 @@ SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);	/* ~11,000 events of 1.4 KiB */
 } sbx_events SEC(".maps");
+
+/*
+ * The last file verdicts of an inode, for the session policy that made
+ * them: a build opens the same headers thousands of times, and the walk
+ * up to the root is the expensive part. A verdict depends on the names
+ * above the inode and the mounts it was reached through, so it is valid
+ * only for the same policy, the same vfsmount, and while no rename, link
+ * or mount change has happened anywhere (rename_epoch) and the protected
+ * set is unchanged (daemon_epoch). Inodes with several links are never
+ * cached: another name may decide differently.
+ */
+struct sbx_vcache {
+	__u32 policy_id;
+	__u8  valid;			/* SBX_ACCBIT()s that are filled in */
+	__u8  v[SBX_ACC_MAX];
+	__u32 rule[SBX_ACC_MAX];
+	__u32 _pad;
+	__u64 mnt;
+	__u64 rename_epoch;
+	__u64 daemon_epoch;
+};
+
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sbx_vcache);
+} sbx_vcache SEC(".maps");
 
 /*
  * Per-CPU scratch: the 512-byte BPF stack cannot hold a name or a path.
@@ -173,6 +208,16 @@ static __always_inline bool sbx_opaque_zero(__u64 *z)
 		return false;
 	*z = c->opaque_zero;
 	return true;
+}
+
+/* A rename, link or mount change anywhere: cached verdicts may be stale. */
+static __always_inline void sbx_bump_rename_epoch(void)
+{
+	__u32 k = SBX_EPOCH_RENAME;
+	__u64 *e = bpf_map_lookup_elem(&sbx_epoch, &k);
+
+	if (e)
+		__sync_fetch_and_add(e, 1);
 }
 
 static __always_inline void sbx_stat_inc(__u32 idx)

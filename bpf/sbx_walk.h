@@ -349,6 +349,14 @@ struct sbx_file_verdict {
 	__u32 rule[SBX_ACC_MAX];
 };
 
+/* Directories and files with one name: what a cached verdict can stand for. */
+static __always_inline bool sbx_cacheable(struct inode *inode)
+{
+	__u16 mode = BPF_CORE_READ(inode, i_mode);
+
+	return (mode & 0170000) == 0040000 || BPF_CORE_READ(inode, __i_nlink) == 1;
+}
+
 static __always_inline __u32 sbx_fs_magic(struct dentry *d)
 {
 	return BPF_CORE_READ(d, d_sb, s_magic);
@@ -416,6 +424,12 @@ static __always_inline void sbx_decide_file(const struct sbx_session *s, __u64 c
 					    __u8 acc_mask, struct sbx_file_verdict *out)
 {
 	struct sbx_walk w = {};
+	struct sbx_vcache *vc;
+	__u64 *re, *de;
+	struct inode *inode;
+	__u64 r_epoch = 0, d_epoch = 0;
+	__u32 k_ren = SBX_EPOCH_RENAME, k_dmn = SBX_EPOCH_DAEMON;
+	bool cache_it = false;
 	long n = 0;
 	__u64 z;
 
@@ -432,6 +446,31 @@ static __always_inline void sbx_decide_file(const struct sbx_session *s, __u64 c
 			out->rule[SBX_ACC_WRITE] = SBX_RULE_PSEUDOFS;
 			return;
 		}
+	}
+
+	inode = BPF_CORE_READ(d, d_inode);
+	re = bpf_map_lookup_elem(&sbx_epoch, &k_ren);
+	de = bpf_map_lookup_elem(&sbx_epoch, &k_dmn);
+	if (inode && re && de && sbx_cacheable(inode)) {
+		vc = bpf_inode_storage_get(&sbx_vcache, inode, 0, 0);
+		if (vc && vc->policy_id == s->pol.policy_id && vc->mnt == (__u64)vmnt &&
+		    vc->rename_epoch == *re && vc->daemon_epoch == *de &&
+		    (vc->valid & acc_mask) == acc_mask) {
+#pragma unroll
+			for (int a = 0; a < SBX_ACC_MAX; a++) {
+				if (acc_mask & SBX_ACCBIT(a)) {
+					out->v[a] = vc->v[a];
+					out->rule[a] = vc->rule[a];
+				}
+			}
+			sbx_stat_inc(SBX_STAT_CACHE_HIT);
+			return;
+		}
+		/* remember where the epochs stood before the walk: a rename
+		 * during it must not let a stale verdict in */
+		r_epoch = *re;
+		d_epoch = *de;
+		cache_it = true;
 	}
 
 	w.policy_id = s->pol.policy_id;
@@ -506,6 +545,27 @@ out:
 				out->v[a] = SBX_V_DENY;	/* a header without defaults is a bug */
 		}
 	}
+	if (!cache_it || out->walk_trunc)
+		return;
+	vc = bpf_inode_storage_get(&sbx_vcache, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!vc)
+		return;		/* no memory: just no cache */
+	if (vc->policy_id != s->pol.policy_id || vc->mnt != (__u64)vmnt ||
+	    vc->rename_epoch != r_epoch || vc->daemon_epoch != d_epoch) {
+		vc->valid = 0;
+		vc->policy_id = s->pol.policy_id;
+		vc->mnt = (__u64)vmnt;
+		vc->rename_epoch = r_epoch;
+		vc->daemon_epoch = d_epoch;
+	}
+#pragma unroll
+	for (int a = 0; a < SBX_ACC_MAX; a++) {
+		if (acc_mask & SBX_ACCBIT(a)) {
+			vc->v[a] = out->v[a];
+			vc->rule[a] = out->rule[a];
+		}
+	}
+	vc->valid |= acc_mask;
 }
 
 /* ---- path strings, for people (events only) -------------------------- */

@@ -272,7 +272,8 @@ static json_t *status_json(struct sbx_daemon *d)
 	json_t *sessions = json_array(), *stats;
 
 	sbx_kernel_stats(&d->k, st);
-	stats = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	stats = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+			  "cache_hits", (json_int_t)st[SBX_STAT_CACHE_HIT],
 			  "events", (json_int_t)st[SBX_STAT_EVENTS],
 			  "event_drops", (json_int_t)st[SBX_STAT_EVENT_DROPS],
 			  "deny", (json_int_t)st[SBX_STAT_DENY], "ask", (json_int_t)st[SBX_STAT_ASK],

@@ -33,7 +33,7 @@
 
 struct sbx_kernel {
 	int sessions, inode_rules, chain_rules, name_rules, net4, net6;
-	int grants, protected_, config, stats, events;
+	int grants, protected_, config, stats, events, epoch;
 	bool loaded_here;	/* this process loaded and pinned the programs */
 };
 

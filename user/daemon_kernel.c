@@ -46,6 +46,7 @@ static const struct map_slot slots[] = {
 	SLOT("sbx_config", config),
 	SLOT("sbx_stats", stats),
 	SLOT("sbx_events", events),
+	SLOT("sbx_epoch", epoch),
 };
 
 static int *slot_fd(struct sbx_kernel *k, const struct map_slot *s)

@@ -359,8 +359,16 @@ fail:
 void sbx_protect_sync(struct sbx_daemon *d)
 {
 	struct sbx_protect_key key, next;
+	__u32 one = 1, k = SBX_EPOCH_DAEMON;
+	__u64 epoch;
 	int first = 1;
-	__u32 one = 1;
+
+	/* the set may change: verdicts cached in the kernel are stale (only
+	 * the daemon writes this counter, so a read-modify-write is safe) */
+	if (bpf_map_lookup_elem(d->k.epoch, &k, &epoch) == 0) {
+		epoch++;
+		bpf_map_update_elem(d->k.epoch, &k, &epoch, BPF_ANY);
+	}
 
 	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
 		for (size_t i = 0; i < s->n_protect; i++)

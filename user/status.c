@@ -62,9 +62,10 @@ static int cmd_status(int argc, char **argv)
 	       json_is_true(json_object_get(r, "embedded")) ? ", embedded in a run" : "");
 	printf("kernel: programs pinned under %s\n", json_string_value(json_object_get(r, "pins")));
 	st = json_object_get(r, "stats");
-	printf("counters: %lld checks, %lld denied, %lld asked, %lld audited, %lld grants used, "
-	       "%lld internal errors, %lld walks truncated\n",
+	printf("counters: %lld checks (%lld from the verdict cache), %lld denied, %lld asked, "
+	       "%lld audited, %lld grants used, %lld internal errors, %lld walks truncated\n",
 	       (long long)json_integer_value(json_object_get(st, "checks")),
+	       (long long)json_integer_value(json_object_get(st, "cache_hits")),
 	       (long long)json_integer_value(json_object_get(st, "deny")),
 	       (long long)json_integer_value(json_object_get(st, "ask")),
 	       (long long)json_integer_value(json_object_get(st, "audit")),

@@ -79,18 +79,21 @@ test_unload_refuses_live_sessions_then_embedded_run() {
 }
 
 test_no_bpf_lsm_clear_error() {
-	daemon_stop
-	"$SBX" unload >/dev/null 2>&1 || true
+	daemon_stop	# the pins stay: nothing may change them below
 	echo "lockdown,capability,landlock,yama" >/tmp/fake-lsm
 	mount --bind /tmp/fake-lsm /sys/kernel/security/lsm
 	rc=0; out=$("$SBX" daemon --log /tmp/x.jsonl 2>&1) || rc=$?
 	drc=0; dout=$("$SBX" doctor 2>&1) || drc=$?
+	rrc=0; rout=$("$SBX" run --policy $POL/core.yaml --project /root -- true 2>&1) || rrc=$?
 	umount /sys/kernel/security/lsm
 	[ $rc = 1 ] || fail "daemon without BPF-LSM: rc=$rc $out"
 	echo "$out" | grep -q "BPF-LSM is not active" || fail "unclear message: $out"
-	[ ! -e /sys/fs/bpf/bpfsbx ] || fail "half-loaded state left behind"
+	[ $rrc = 1 ] && echo "$rout" | grep -q "BPF-LSM is not active" || fail "run: rc=$rrc $rout"
 	[ $drc = 1 ] || fail "doctor passed without BPF-LSM: $dout"
 	echo "$dout" | grep -q "lsm=" || fail "doctor does not say how to fix it: $dout"
+	# nothing half-made: no temporary pin directory, the old pins intact
+	[ -z "$(ls -d /sys/fs/bpf/bpfsbx_new_* 2>/dev/null)" ] || fail "half-loaded state left"
+	[ -e /sys/fs/bpf/bpfsbx/links/sbx_file_open ] || fail "pins damaged"
 	daemon_start
 	"$SBX" doctor >/tmp/doctor.out 2>&1 || fail "doctor fails with BPF-LSM: $(cat /tmp/doctor.out)"
 }
