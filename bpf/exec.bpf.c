@@ -61,7 +61,7 @@ static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool bprm
 	} else if (sbx_internal_mount(mnt)) {
 		return 0;	/* an allowed memfd: no path to decide on */
 	} else {
-		sbx_decide_file(s, cgid, mnt, d, SBX_ACCBIT(SBX_ACC_EXEC), &fv);
+		sbx_decide_file(s, cgid, mnt, d, file->f_inode, SBX_ACCBIT(SBX_ACC_EXEC), &fv);
 	}
 	return sbx_file_finish(s, cgid, mnt, d, op, &fv);
 }
@@ -71,7 +71,7 @@ int BPF_PROG(sbx_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	if (ret)
 		return ret;
-	return sbx_check_exec(BPF_CORE_READ(bprm, file), SBX_OP_EXEC, true);
+	return sbx_check_exec(bprm->file, SBX_OP_EXEC, true);
 }
 
 SEC("lsm/mmap_file")
@@ -95,7 +95,7 @@ int BPF_PROG(sbx_file_mprotect, struct vm_area_struct *vma, unsigned long reqpro
 		return ret;
 	if (!(prot & PROT_EXEC) || (BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
 		return 0;	/* not making anything newly executable */
-	file = BPF_CORE_READ(vma, vm_file);
+	file = vma->vm_file;
 	if (!file)
 		return 0;
 	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, false);

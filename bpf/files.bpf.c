@@ -36,7 +36,8 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 	if (!acc)
 		return 0;
 	return sbx_check_file(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
-			      acc, (acc & SBX_ACCBIT(SBX_ACC_WRITE)) ? SBX_OP_OPEN_WRITE :
+			      file->f_inode, acc,
+			      (acc & SBX_ACCBIT(SBX_ACC_WRITE)) ? SBX_OP_OPEN_WRITE :
 								       SBX_OP_OPEN_READ);
 }
 
@@ -47,7 +48,7 @@ int BPF_PROG(sbx_path_mknod, const struct path *dir, struct dentry *dentry, umod
 {
 	if (ret)
 		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
 			      SBX_OP_CREATE);
 }
 
@@ -57,7 +58,7 @@ int BPF_PROG(sbx_path_mkdir, const struct path *dir, struct dentry *dentry, umod
 {
 	if (ret)
 		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
 			      SBX_OP_MKDIR);
 }
 
@@ -67,7 +68,7 @@ int BPF_PROG(sbx_path_symlink, const struct path *dir, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
 			      SBX_OP_SYMLINK);
 }
 
@@ -76,8 +77,8 @@ int BPF_PROG(sbx_path_unlink, const struct path *dir, struct dentry *dentry, int
 {
 	if (ret)
 		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
-			      SBX_OP_UNLINK);
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, dentry->d_inode,
+			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_UNLINK);
 }
 
 SEC("lsm/path_rmdir")
@@ -85,8 +86,8 @@ int BPF_PROG(sbx_path_rmdir, const struct path *dir, struct dentry *dentry, int 
 {
 	if (ret)
 		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_ACCBIT(SBX_ACC_WRITE),
-			      SBX_OP_RMDIR);
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, dentry->d_inode,
+			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_RMDIR);
 }
 
 SEC("lsm/path_truncate")
@@ -95,7 +96,7 @@ int BPF_PROG(sbx_path_truncate, const struct path *path, int ret)
 	if (ret)
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
-			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_TRUNCATE);
+			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_TRUNCATE);
 }
 
 SEC("lsm/path_chmod")
@@ -104,7 +105,7 @@ int BPF_PROG(sbx_path_chmod, const struct path *path, umode_t mode, int ret)
 	if (ret)
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
-			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHMOD);
+			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHMOD);
 }
 
 /* kuid_t/kgid_t are one-word structs; BPF_PROG passes words */
@@ -114,7 +115,7 @@ int BPF_PROG(sbx_path_chown, const struct path *path, __u64 uid, __u64 gid, int 
 	if (ret)
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
-			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHOWN);
+			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHOWN);
 }
 
 /*
@@ -132,12 +133,12 @@ int BPF_PROG(sbx_path_link, struct dentry *old_dentry, const struct path *new_di
 	if (ret)
 		return ret;
 	sbx_bump_rename_epoch();	/* by anyone: a new name for an inode */
-	ret = sbx_check_file(mnt, old_dentry,
+	ret = sbx_check_file(mnt, old_dentry, old_dentry->d_inode,
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_LINK_FROM);
 	if (ret)
 		return ret;
-	return sbx_check_file(mnt, new_dentry, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_LINK_TO);
+	return sbx_check_file(mnt, new_dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_LINK_TO);
 }
 
 /* Renaming is unlinking the old name (write) and may launder a file past
@@ -151,15 +152,15 @@ int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_den
 	if (ret)
 		return ret;
 	sbx_bump_rename_epoch();	/* by anyone: names above other inodes change */
-	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry,
+	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry, old_dentry->d_inode,
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_RENAME_FROM);
 	if (ret)
 		return ret;
 	if (flags & RENAME_EXCHANGE)
 		new_acc |= SBX_ACCBIT(SBX_ACC_READ);
-	return sbx_check_file(BPF_CORE_READ(new_dir, mnt), new_dentry, new_acc,
-			      SBX_OP_RENAME_TO);
+	return sbx_check_file(BPF_CORE_READ(new_dir, mnt), new_dentry, new_dentry->d_inode,
+			      new_acc, SBX_OP_RENAME_TO);
 }
 
 /*
@@ -183,5 +184,5 @@ int BPF_PROG(sbx_file_receive, struct file *file, int ret)
 	if (!acc)
 		return 0;
 	return sbx_check_file(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
-			      acc, SBX_OP_FILE_RECEIVE);
+			      file->f_inode, acc, SBX_OP_FILE_RECEIVE);
 }

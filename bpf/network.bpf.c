@@ -226,7 +226,7 @@ static __always_inline int sbx_check_unix(struct sock *other)
 	if (c && inode && c->ctl_ino && BPF_CORE_READ(inode, i_ino) == c->ctl_ino &&
 	    BPF_CORE_READ(inode, i_sb, s_dev) == c->ctl_dev)
 		return 0;
-	return sbx_check_file(BPF_CORE_READ(u, path.mnt), d, SBX_ACCBIT(SBX_ACC_WRITE),
+	return sbx_check_file(BPF_CORE_READ(u, path.mnt), d, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
 			      SBX_OP_UNIX_CONNECT);
 }
 

@@ -419,9 +419,14 @@ static __always_inline bool sbx_pseudo_fs(__u32 magic)
  * negative dentry (a name about to be created). Fail closed: an error
  * in the walk denies.
  */
+/*
+ * bi is the object's inode as a BTF pointer (from a hook argument, not a
+ * probe read), which inode local storage needs; NULL: no verdict cache.
+ */
 static __always_inline void sbx_decide_file(const struct sbx_session *s, __u64 cgid,
 					    struct vfsmount *vmnt, struct dentry *d,
-					    __u8 acc_mask, struct sbx_file_verdict *out)
+					    struct inode *bi, __u8 acc_mask,
+					    struct sbx_file_verdict *out)
 {
 	struct sbx_walk w = {};
 	struct sbx_vcache *vc;
@@ -448,7 +453,7 @@ static __always_inline void sbx_decide_file(const struct sbx_session *s, __u64 c
 		}
 	}
 
-	inode = BPF_CORE_READ(d, d_inode);
+	inode = bi;
 	re = bpf_map_lookup_elem(&sbx_epoch, &k_ren);
 	de = bpf_map_lookup_elem(&sbx_epoch, &k_dmn);
 	if (inode && re && de && sbx_cacheable(inode)) {
@@ -850,7 +855,7 @@ static __always_inline int sbx_file_finish(const struct sbx_session *s, __u64 cg
 
 /* The whole check for one object, as the file and exec hooks use it. */
 static __always_inline int sbx_check_file(struct vfsmount *vmnt, struct dentry *d,
-					  __u8 acc_mask, __u16 op)
+					  struct inode *bi, __u8 acc_mask, __u16 op)
 {
 	struct sbx_file_verdict fv;
 	struct sbx_session *s;
@@ -860,7 +865,7 @@ static __always_inline int sbx_check_file(struct vfsmount *vmnt, struct dentry *
 	if (!s)
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
-	sbx_decide_file(s, cgid, vmnt, d, acc_mask, &fv);
+	sbx_decide_file(s, cgid, vmnt, d, bi, acc_mask, &fv);
 	return sbx_file_finish(s, cgid, vmnt, d, op, &fv);
 }
 #endif /* SBX_WALK_H */

@@ -420,6 +420,19 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 			};
 
 			scan_dir(&sc, real, 1);
+			{
+				char **v = realloc(s->out->scan_dirs,
+						   (s->out->n_scan_dirs + 1) * sizeof(*v));
+
+				if (!v || !(v[s->out->n_scan_dirs] = strdup(real))) {
+					s->oom = true;
+					if (v)
+						s->out->scan_dirs = v;
+				} else {
+					s->out->scan_dirs = v;
+					s->out->n_scan_dirs++;
+				}
+			}
 			if (sc.truncated)
 				cwarn(s, &pat->pos,
 				      "stopped looking for hard links below %s after %zu entries or %d "
@@ -1148,7 +1161,56 @@ void sbx_compiled_free(struct sbx_compiled *c)
 		free(c->protect_what ? c->protect_what[i] : NULL);
 	free(c->protect_what);
 	free(c->protect);
+	for (size_t i = 0; i < c->n_scan_dirs; i++)
+		free(c->scan_dirs[i]);
+	free(c->scan_dirs);
 	memset(c, 0, sizeof(*c));
+}
+
+static void digest_dir(const char *dir, uint64_t mnt_id, int depth, size_t *seen, uint64_t *h)
+{
+	struct dirent **ents = NULL;
+	int n;
+
+	if (depth > SBX_HARDLINK_SCAN_DEPTH)
+		return;
+	n = scandir(dir, &ents, NULL, cmp_name);
+	for (int i = 0; i < n; i++) {
+		const char *nm = ents[i]->d_name;
+		char *child = NULL;
+		struct statx st;
+
+		if (strcmp(nm, ".") && strcmp(nm, "..") && ++*seen <= SBX_HARDLINK_SCAN_MAX &&
+		    asprintf(&child, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", nm) >= 0 &&
+		    !statx(AT_FDCWD, child, AT_SYMLINK_NOFOLLOW,
+			   STATX_TYPE | STATX_NLINK | STATX_INO | STATX_MNT_ID, &st) &&
+		    (st.stx_mask & STATX_MNT_ID) && st.stx_mnt_id == mnt_id) {
+			if (S_ISDIR(st.stx_mode))
+				digest_dir(child, mnt_id, depth + 1, seen, h);
+			else if (S_ISREG(st.stx_mode) && st.stx_nlink > 1)
+				*h = sbx_mix64(sbx_mix64(*h ^ st.stx_ino) ^ st.stx_nlink);
+		}
+		free(child);
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+uint64_t sbx_hardlink_digest(char *const *dirs, size_t n)
+{
+	uint64_t h = SBX_CHAIN_SEED;
+
+	for (size_t i = 0; i < n; i++) {
+		struct statx st;
+		size_t seen = 0;
+
+		h = sbx_mix64(h ^ sbx_hash_name(dirs[i], strlen(dirs[i])));
+		if (statx(AT_FDCWD, dirs[i], AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &st) ||
+		    !(st.stx_mask & STATX_MNT_ID))
+			continue;
+		digest_dir(dirs[i], st.stx_mnt_id, 1, &seen, &h);
+	}
+	return h;
 }
 
 int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,

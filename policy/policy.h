@@ -132,7 +132,17 @@ struct sbx_compiled {
 	struct sbx_net6_entry  *net6;	size_t n_net6;
 	struct sbx_protect_key *protect; size_t n_protect; /* policy files */
 	char **protect_what;	/* added: path label of each protect entry */
+	char **scan_dirs;	/* directories scanned for hard links, sorted */
+	size_t n_scan_dirs;
 };
+
+/*
+ * What the hard-link scan of those directories would find now: a digest
+ * of (inode, link count) of every regular file with more than one link,
+ * walked as compile walks them. A compiled policy whose digest changed
+ * misses a hard link made since, and must be compiled again.
+ */
+uint64_t sbx_hardlink_digest(char *const *dirs, size_t n);
 
 int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
 		       struct sbx_compiled *out, struct sbx_diags *diags);

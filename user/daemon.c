@@ -216,7 +216,14 @@ void sbx_daemon_fini(struct sbx_daemon *d)
 		cfg.daemon_tgid = 0;
 		bpf_map_update_elem(d->k.config, &zero, &cfg, BPF_ANY);
 	}
-	/* Sessions stay confined by the pins; free only our memory. */
+	/* Sessions stay confined by the pins; free only our memory (a cached
+	 * policy nobody uses is swept by the next daemon). */
+	while (d->pcache) {
+		struct sbx_pcache *e = d->pcache;
+
+		d->pcache = e->next;
+		sbx_pcache_drop(e);
+	}
 	while (d->sessions) {
 		struct sbx_session_rt *s = d->sessions;
 
@@ -421,6 +428,7 @@ static json_t *handle(struct sbx_daemon *d, struct conn *c, json_t *req)
 			kill_session(d->sessions);
 			sbx_session_end(d, d->sessions);
 		}
+		sbx_pcache_expire(d, true);
 		rc = sbx_kernel_unload(&err);
 		if (rc) {
 			r = reply_err("%s", err);
@@ -620,6 +628,7 @@ static void on_timer(struct sbx_daemon *d)
 		return;
 	sbx_grants_expire(d);
 	sbx_requests_expire(d);
+	sbx_pcache_expire(d, false);
 	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
 		if (s->audit)
 			sbx_audit_sync(s->audit);

@@ -105,6 +105,7 @@ struct sbx_daemon {
 	int ep, ctl, ino, sig, timer;
 	char *cg_root;			/* cgroup2 mount, e.g. /sys/fs/cgroup */
 	struct sbx_session_rt *sessions;
+	struct sbx_pcache *pcache;
 	uint32_t next_policy_id;
 	uint64_t next_serial;
 	FILE *log;			/* event log, one JSON line per event */
@@ -147,6 +148,36 @@ struct sbx_compiled_rt {
 	struct sbx_rule_row *rules;
 	size_t n_rules;
 	json_t *diags;			/* array of "file:line:col: ..." strings */
+	json_t *sources;		/* [{path, mtime, size, ino}] of the policy files */
+};
+
+/* A compiled policy in the kernel that sessions may share (daemon_policy.c) */
+struct sbx_pcache {
+	uint32_t policy_id;
+	uid_t uid;
+	gid_t gid;
+	char *home, *project, *policy_path;
+	struct sbx_policy_hdr hdr;
+	struct sbx_rule_row *rules;
+	size_t n_rules;
+	struct sbx_protect_key *protect;
+	size_t n_protect;
+	json_t *sources, *diags;
+	dev_t project_dev, home_dev;
+	ino_t project_ino, home_ino;
+	uint64_t born_ns;
+	struct sbx_pcache *next;
+};
+
+/* What a session gets: its own copies of the shared policy's tables. */
+struct sbx_policy_use {
+	struct sbx_policy_hdr hdr;
+	struct sbx_rule_row *rules;
+	size_t n_rules;
+	struct sbx_protect_key *protect;
+	size_t n_protect;
+	json_t *diags;
+	bool shared;			/* reused, not compiled now */
 };
 
 /* Load and compile in a child that runs with uid/gid's rights. */
@@ -159,6 +190,18 @@ int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **
 void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id);
 int sbx_protect_add(struct sbx_daemon *d, const struct sbx_protect_key *keys, size_t n);
 void sbx_protect_sync(struct sbx_daemon *d);
+/* A policy for these parameters in the kernel: a recent identical one, or
+ * compiled and applied now (fresh: always compile). */
+int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
+		      const char *project, const char *policy_path, bool fresh,
+		      struct sbx_policy_use *u, char **err);
+/* Remove policy id from the kernel unless a session or the cache uses it. */
+void sbx_policy_release(struct sbx_daemon *d, uint32_t id);
+void sbx_pcache_expire(struct sbx_daemon *d, bool all);
+/* Free a cache entry's memory (not its kernel entries). */
+void sbx_pcache_drop(struct sbx_pcache *e);
+/* After adoption: remove entries of policies no live session uses. */
+void sbx_policy_sweep(struct sbx_daemon *d);
 int sbx_grant_add(struct sbx_daemon *d, struct sbx_session_rt *s,
 		  const struct sbx_grant_key *key, uint64_t expires_ns, const char *request);
 void sbx_grants_expire(struct sbx_daemon *d);

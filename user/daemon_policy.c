@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -125,6 +126,19 @@ static int drop_to(uid_t uid, gid_t gid)
 	return 0;
 }
 
+/* What a policy file looked like when it was compiled: if it still looks
+ * the same, a compiled copy of it may be reused. */
+static json_t *source_stamp(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return json_pack("{s:s}", "path", path);
+	return json_pack("{s:s,s:I,s:I,s:I,s:I}", "path", path, "mtime_s",
+			 (json_int_t)st.st_mtim.tv_sec, "mtime_ns", (json_int_t)st.st_mtim.tv_nsec,
+			 "size", (json_int_t)st.st_size, "ino", (json_int_t)st.st_ino);
+}
+
 /* The child: never returns. */
 static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const char *project,
 			  const char *policy_path, uint32_t policy_id)
@@ -167,6 +181,18 @@ static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const 
 				"reason", r->reason ? r->reason : "", "source",
 				json_sprintf("%s:%d:%d", r->file ? r->file : "?", r->line, r->col)));
 		}
+		json_t *srcs = json_array(), *dirs = json_array();
+		char digest[32];
+
+		for (size_t i = 0; i < sbx_policy_source_count(p); i++)
+			json_array_append_new(srcs, source_stamp(sbx_policy_source(p, i)));
+		json_object_set_new(j, "sources", srcs);
+		for (size_t i = 0; i < c.n_scan_dirs; i++)
+			json_array_append_new(dirs, json_string(c.scan_dirs[i]));
+		json_object_set_new(j, "scan_dirs", dirs);
+		snprintf(digest, sizeof(digest), "%016llx",
+			 (unsigned long long)sbx_hardlink_digest(c.scan_dirs, c.n_scan_dirs));
+		json_object_set_new(j, "hardlinks", json_string(digest));
 	} else if (!diags.errors) {
 		json_object_set_new(j, "error", json_string("the policy could not be compiled"));
 	}
@@ -205,6 +231,7 @@ void sbx_compiled_rt_free(struct sbx_compiled_rt *c)
 	}
 	free(c->rules);
 	json_decref(c->diags);
+	json_decref(c->sources);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -280,6 +307,9 @@ int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *pr
 	out->diags = json_incref(json_object_get(j, "diags"));
 	if (!out->diags)
 		out->diags = json_array();
+	out->sources = json_pack("{s:O?,s:O?,s:O?}", "files", json_object_get(j, "sources"),
+				 "scan_dirs", json_object_get(j, "scan_dirs"), "hardlinks",
+				 json_object_get(j, "hardlinks"));
 	json_array_foreach(json_object_get(j, "rules"), i, v) {
 		struct sbx_rule_row *r;
 
@@ -452,4 +482,256 @@ void sbx_grants_expire(struct sbx_daemon *d)
 			sbx_session_save(d, s);
 		}
 	}
+}
+
+/* ---- sharing compiled policies ------------------------------------------------
+
+ * Compiling a policy (resolving host names, identifying every path) is
+ * most of what starting a session costs. Sessions of the same user, with
+ * the same policy file (unchanged on disk), project and home, within a few
+ * minutes of each other, share one compiled policy in the kernel: the map
+ * entries are keyed by policy id and a session only points at one. Paths
+ * created in between are still covered (by the chain rules for missing
+ * paths); host names are resolved again after the TTL.
+ */
+#define SBX_PCACHE_TTL_NS (300ull * 1000000000ull)
+
+/* The directories ${PROJECT} and ~ name: replaced, they would leave the
+ * rules anchored on them pointing at the old inodes. */
+static void dir_ident(const char *path, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		*dev = 0;
+		*ino = 0;
+		return;
+	}
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+}
+
+static bool dirs_hold(const struct sbx_pcache *e)
+{
+	dev_t pd, hd;
+	ino_t pi, hi;
+
+	dir_ident(e->project, &pd, &pi);
+	dir_ident(e->home, &hd, &hi);
+	return pi && pd == e->project_dev && pi == e->project_ino && hd == e->home_dev &&
+	       hi == e->home_ino;
+}
+
+/* The files look the same, and no hard link has appeared (or gone) below
+ * the directories the compile scanned for them. */
+static bool stamps_hold(const json_t *stamps)
+{
+	const json_t *sources = json_object_get(stamps, "files"), *v;
+	const json_t *dirs = json_object_get(stamps, "scan_dirs");
+	const char *digest = json_string_value(json_object_get(stamps, "hardlinks"));
+	size_t i, n = json_array_size(dirs);
+	char digest_now[32], **dv;
+
+	if (!json_is_array(sources) || !json_array_size(sources) || !digest)
+		return false;
+	dv = sbx_calloc(n + 1, sizeof(*dv));
+	json_array_foreach(dirs, i, v)
+		dv[i] = (char *)json_string_value(v);
+	snprintf(digest_now, sizeof(digest_now), "%016llx",
+		 (unsigned long long)sbx_hardlink_digest(dv, n));
+	free(dv);
+	if (strcmp(digest_now, digest))
+		return false;
+	json_array_foreach(sources, i, v) {
+		const char *path = json_string_value(json_object_get(v, "path"));
+		json_t *now = path ? source_stamp(path) : NULL;
+		bool same = now && json_equal(now, v);
+
+		json_decref(now);
+		if (!same)
+			return false;
+	}
+	return true;
+}
+
+void sbx_pcache_drop(struct sbx_pcache *e)
+{
+	free(e->home);
+	free(e->project);
+	free(e->policy_path);
+	for (size_t i = 0; i < e->n_rules; i++) {
+		free(e->rules[i].pattern);
+		free(e->rules[i].reason);
+		free(e->rules[i].source);
+	}
+	free(e->rules);
+	free(e->protect);
+	json_decref(e->sources);
+	json_decref(e->diags);
+	free(e);
+}
+
+static bool policy_in_use(struct sbx_daemon *d, uint32_t id)
+{
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
+		if (s->policy_id == id)
+			return true;
+	for (struct sbx_pcache *e = d->pcache; e; e = e->next)
+		if (e->policy_id == id)
+			return true;
+	return false;
+}
+
+void sbx_policy_release(struct sbx_daemon *d, uint32_t id)
+{
+	if (id && !policy_in_use(d, id))
+		sbx_policy_remove(&d->k, id);
+}
+
+void sbx_pcache_expire(struct sbx_daemon *d, bool all)
+{
+	uint64_t now = sbx_boot_ns();
+	struct sbx_pcache **pp = &d->pcache;
+
+	while (*pp) {
+		struct sbx_pcache *e = *pp;
+
+		if (all || now - e->born_ns > SBX_PCACHE_TTL_NS) {
+			uint32_t id = e->policy_id;
+
+			*pp = e->next;
+			sbx_pcache_drop(e);
+			sbx_policy_release(d, id);
+			continue;
+		}
+		pp = &e->next;
+	}
+}
+
+static struct sbx_rule_row *copy_rules(const struct sbx_rule_row *r, size_t n)
+{
+	struct sbx_rule_row *c = sbx_calloc(n, sizeof(*c));
+
+	for (size_t i = 0; i < n; i++) {
+		c[i].id = r[i].id;
+		c[i].verdict = r[i].verdict;
+		c[i].pattern = sbx_strdup(r[i].pattern);
+		c[i].reason = sbx_strdup(r[i].reason);
+		c[i].source = sbx_strdup(r[i].source);
+	}
+	return c;
+}
+
+static void hand_out(const struct sbx_pcache *e, struct sbx_policy_use *u)
+{
+	u->hdr = e->hdr;
+	u->rules = copy_rules(e->rules, e->n_rules);
+	u->n_rules = e->n_rules;
+	u->protect = sbx_calloc(e->n_protect, sizeof(*u->protect));
+	memcpy(u->protect, e->protect, e->n_protect * sizeof(*u->protect));
+	u->n_protect = e->n_protect;
+	u->diags = json_incref(e->diags);
+}
+
+int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
+		      const char *project, const char *policy_path, bool fresh,
+		      struct sbx_policy_use *u, char **err)
+{
+	struct sbx_compiled_rt c = {};
+	struct sbx_pcache *e;
+	int rc;
+
+	memset(u, 0, sizeof(*u));
+	sbx_pcache_expire(d, false);
+	for (e = fresh ? NULL : d->pcache; e; e = e->next) {
+		if (e->uid == uid && e->gid == gid && !strcmp(e->home, home) &&
+		    !strcmp(e->project, project) && !strcmp(e->policy_path, policy_path) &&
+		    stamps_hold(e->sources) && dirs_hold(e)) {
+			hand_out(e, u);
+			u->shared = true;
+			return 0;
+		}
+	}
+	rc = sbx_policy_compile_as(uid, gid, home, project, policy_path, d->next_policy_id++,
+				   &c, err);
+	if (!rc)
+		rc = sbx_policy_apply(&d->k, &c.c, err);
+	if (rc) {
+		u->diags = json_incref(c.diags);
+		sbx_compiled_rt_free(&c);
+		return rc;
+	}
+	e = sbx_calloc(1, sizeof(*e));
+	e->policy_id = c.c.hdr.policy_id;
+	e->uid = uid;
+	e->gid = gid;
+	e->home = sbx_strdup(home);
+	e->project = sbx_strdup(project);
+	e->policy_path = sbx_strdup(policy_path);
+	e->hdr = c.c.hdr;
+	e->rules = c.rules;
+	e->n_rules = c.n_rules;
+	c.rules = NULL;
+	c.n_rules = 0;
+	e->protect = c.c.protect;
+	e->n_protect = c.c.n_protect;
+	c.c.protect = NULL;
+	c.c.n_protect = 0;
+	e->sources = json_incref(c.sources);
+	e->diags = json_incref(c.diags);
+	e->born_ns = sbx_boot_ns();
+	dir_ident(project, &e->project_dev, &e->project_ino);
+	dir_ident(home, &e->home_dev, &e->home_ino);
+	sbx_compiled_rt_free(&c);
+	e->next = d->pcache;
+	d->pcache = e;
+	hand_out(e, u);
+	return 0;
+}
+
+/*
+ * A restarted daemon keeps the policies of the sessions it adopted and
+ * removes every other entry: those of sessions that ended while no daemon
+ * ran, and the previous daemon's cached compilations.
+ */
+static void sweep_map(struct sbx_daemon *d, int fd, size_t key_size, size_t id_off, bool be)
+{
+	unsigned char *key = sbx_calloc(1, key_size), *next = sbx_calloc(1, key_size);
+	unsigned char *victims = NULL;
+	size_t n = 0, cap = 0;
+	int first = 1;
+
+	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
+		uint32_t id;
+
+		first = 0;
+		memcpy(&id, next + id_off, sizeof(id));
+		if (be)
+			id = ntohl(id);
+		if (!policy_in_use(d, id)) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				victims = realloc(victims, cap * key_size);
+				if (!victims)
+					abort();
+			}
+			memcpy(victims + n * key_size, next, key_size);
+			n++;
+		}
+		memcpy(key, next, key_size);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, victims + i * key_size);
+	free(victims);
+	free(key);
+	free(next);
+}
+
+void sbx_policy_sweep(struct sbx_daemon *d)
+{
+	sweep_map(d, d->k.inode_rules, sizeof(struct sbx_inode_key), 0, false);
+	sweep_map(d, d->k.chain_rules, sizeof(struct sbx_chain_key), 0, false);
+	sweep_map(d, d->k.name_rules, sizeof(struct sbx_name_key), 0, false);
+	sweep_map(d, d->k.net4, sizeof(struct sbx_net4_key), 4, true);
+	sweep_map(d, d->k.net6, sizeof(struct sbx_net6_key), 4, true);
 }

@@ -386,7 +386,7 @@ static int write_procs(const char *cgroup, pid_t pid)
 	return rc;
 }
 
-static void take_compiled(struct sbx_session_rt *s, struct sbx_compiled_rt *c)
+static void take_policy(struct sbx_session_rt *s, struct sbx_policy_use *u)
 {
 	for (size_t i = 0; i < s->n_rules; i++) {
 		free(s->rules[i].pattern);
@@ -395,16 +395,29 @@ static void take_compiled(struct sbx_session_rt *s, struct sbx_compiled_rt *c)
 	}
 	free(s->rules);
 	free(s->protect);
-	s->rules = c->rules;
-	s->n_rules = c->n_rules;
-	c->rules = NULL;
-	c->n_rules = 0;
-	s->protect = c->c.protect;
-	s->n_protect = c->c.n_protect;
-	c->c.protect = NULL;
-	c->c.n_protect = 0;
-	s->hdr = c->c.hdr;
-	s->policy_id = c->c.hdr.policy_id;
+	s->rules = u->rules;
+	s->n_rules = u->n_rules;
+	u->rules = NULL;
+	u->n_rules = 0;
+	s->protect = u->protect;
+	s->n_protect = u->n_protect;
+	u->protect = NULL;
+	u->n_protect = 0;
+	s->hdr = u->hdr;
+	s->policy_id = u->hdr.policy_id;
+}
+
+static void use_free(struct sbx_policy_use *u)
+{
+	for (size_t i = 0; i < u->n_rules; i++) {
+		free(u->rules[i].pattern);
+		free(u->rules[i].reason);
+		free(u->rules[i].source);
+	}
+	free(u->rules);
+	free(u->protect);
+	json_decref(u->diags);
+	memset(u, 0, sizeof(*u));
 }
 
 int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
@@ -412,12 +425,12 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		       struct sbx_session_rt **out, char **err, json_t **diags)
 {
 	struct sbx_session_rt *s = sbx_calloc(1, sizeof(*s));
-	struct sbx_compiled_rt c = {};
+	struct sbx_policy_use u = {};
 	char *base = NULL, real[PATH_MAX], cur[128];
 	struct stat st;
 	struct passwd *pw;
 	int rc;
-	bool applied = false, in_map = false, made_cg = false;
+	bool in_map = false, made_cg = false;
 
 	*out = NULL;
 	if (sbx_pid_in_session(pid, cur, sizeof(cur))) {
@@ -450,17 +463,15 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	s->events_wd = s->done_wd = -1;
 	session_name(s->name, sizeof(s->name));
 
-	rc = sbx_policy_compile_as(uid, gid, s->home, s->project, policy_path,
-				   d->next_policy_id++, &c, err);
+	rc = sbx_policy_obtain(d, uid, gid, s->home, s->project, policy_path, false, &u, err);
+	if (diags)
+		*diags = json_incref(u.diags);
 	if (rc) {
-		if (diags)
-			*diags = json_incref(c.diags);
-		sbx_compiled_rt_free(&c);
+		use_free(&u);
 		sbx_session_free(s);
 		return rc;
 	}
-	if (diags)
-		*diags = json_incref(c.diags);
+	take_policy(s, &u);	/* in the kernel already; released below on failure */
 
 	base = sbx_asprintf("%s/" SBX_CGROUP_DIR_NAME, d->cg_root);
 	if (mkdir(base, 0755) && errno != EEXIST) {
@@ -481,12 +492,6 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		goto fail;
 	}
 	s->cgid = st.st_ino;	/* cgroup2: the directory's inode is the cgroup id */
-
-	rc = sbx_policy_apply(&d->k, &c.c, err);
-	if (rc)
-		goto fail;
-	applied = true;
-	take_compiled(s, &c);
 
 	s->queue = sbx_queue_open(s->project, SBX_Q_CREATE, uid, gid, err);
 	if (!s->queue) {
@@ -549,45 +554,43 @@ fail:
 		bpf_map_delete_elem(d->k.sessions, &s->cgid);
 		delete_grants_of(d, s->cgid);
 	}
-	if (applied)
-		sbx_policy_remove(&d->k, s->policy_id);
 	if (made_cg)
 		rmdir(s->cgroup_path);
-	sbx_compiled_rt_free(&c);
-	free(base);
-	sbx_session_free(s);
+	{
+		uint32_t id = s->policy_id;
+
+		free(base);
+		use_free(&u);
+		sbx_session_free(s);
+		sbx_policy_release(d, id);	/* after s left d->sessions */
+	}
 	return rc ? rc : -EINVAL;
 }
 
 int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s, const char *policy_path,
 		       char **err, json_t **diags)
 {
-	struct sbx_compiled_rt c = {};
+	struct sbx_policy_use u = {};
 	uint32_t old = s->policy_id;
 	int rc;
 
-	rc = sbx_policy_compile_as(s->uid, s->gid, s->home, s->project, policy_path,
-				   d->next_policy_id++, &c, err);
+	/* fresh: a reload is asked for because something changed */
+	rc = sbx_policy_obtain(d, s->uid, s->gid, s->home, s->project, policy_path, true, &u, err);
 	if (diags)
-		*diags = json_incref(c.diags);
+		*diags = json_incref(u.diags);
 	if (rc) {
-		sbx_compiled_rt_free(&c);
+		use_free(&u);
 		return rc;	/* the old policy stays in force */
 	}
-	rc = sbx_policy_apply(&d->k, &c.c, err);
-	if (rc) {
-		sbx_compiled_rt_free(&c);
-		return rc;
-	}
-	take_compiled(s, &c);
-	sbx_compiled_rt_free(&c);
+	take_policy(s, &u);
+	use_free(&u);
 	/* the swap: one map update */
 	rc = sbx_session_push_hdr(d, s);
 	if (rc) {
 		*err = sbx_asprintf("switching the session to the new policy: %s", strerror(-rc));
 		return rc;
 	}
-	sbx_policy_remove(&d->k, old);
+	sbx_policy_release(d, old);
 	free(s->policy_path);
 	s->policy_path = sbx_strdup(policy_path);
 	sbx_protect_sync(d);
@@ -605,7 +608,6 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 	if (d->rb)
 		ring_buffer__consume(d->rb);
 	bpf_map_delete_elem(d->k.sessions, &s->cgid);
-	sbx_policy_remove(&d->k, s->policy_id);
 	delete_grants_of(d, s->cgid);
 	if (s->events_wd >= 0)
 		inotify_rm_watch(d->ino, s->events_wd);
@@ -628,7 +630,12 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 	}
 	sbx_protect_sync(d);
 	sbx_info("session %s ended", s->name);
-	sbx_session_free(s);
+	{
+		uint32_t id = s->policy_id;
+
+		sbx_session_free(s);
+		sbx_policy_release(d, id);	/* unless shared or cached */
+	}
 }
 
 /* ---- adoption after a restart ---------------------------------------------------- */
@@ -741,8 +748,7 @@ int sbx_sessions_adopt(struct sbx_daemon *d)
 			/* The cgroup or the kernel entry is gone (reboot, unload). */
 			sbx_info("dropping stale session %s", s->name);
 			bpf_map_delete_elem(d->k.sessions, &s->cgid);
-			sbx_policy_remove(&d->k, s->policy_id);
-			rmdir(s->cgroup_path);
+			rmdir(s->cgroup_path);	/* its policy goes in the sweep below */
 			unlink(path);
 			free(path);
 			sbx_session_free(s);
@@ -777,6 +783,7 @@ int sbx_sessions_adopt(struct sbx_daemon *d)
 	}
 	closedir(dir);
 	sbx_protect_sync(d);
+	sbx_policy_sweep(d);
 	/* Finish what was half done while no daemon ran. */
 	for (struct sbx_session_rt *s = d->sessions, *nx; s; s = nx) {
 		nx = s->next;

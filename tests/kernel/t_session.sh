@@ -58,3 +58,31 @@ test_outside_sessions_unaffected() {
 	expect "ERR ENETUNREACH" $SBXT connect 4 10.66.1.1 80
 	expect "OK" $SBXT open /sys/fs/cgroup/cgroup.procs r
 }
+
+# Sessions of one user with one unchanged policy share its compiled form
+# in the kernel; one ending (or reloading) must not take the rules away
+# from the others.
+test_shared_policy_outlives_one_session() {
+	stepper $POL/core.yaml $THOME/.ssh/id_rsa 2
+	[ "$(tried 1)" = "ERR EPERM" ] || fail "A: $(tried 1)"
+	ids=$("$SBX" status --json | grep -o '"policy_id": [0-9]*' | sort -u | wc -l)
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa	# B starts and ends
+	ids2=$("$SBX" status --json | grep -o '"policy_id": [0-9]*' | sort -u | wc -l)
+	touch /tmp/go.2
+	[ "$(tried 2)" = "ERR EPERM" ] || fail "A lost its rules when B ended: $(tried 2)"
+	wait $STEPPER || true
+}
+
+test_changed_policy_file_is_compiled_again() {
+	printf 'version: 1\nnetwork: {default: allow}\nfiles:\n  default: allow\n  rules:\n    - {path: /nonexistent, verdict: deny, reason: r}\n' >/tmp/mutable.yaml
+	chmod 644 /tmp/mutable.yaml
+	expect "OK" in_session /tmp/mutable.yaml $SBXT open $PROJ/readme.txt
+	cat >>/tmp/mutable.yaml <<YAML
+    - path: $PROJ/readme.txt
+      access: read
+      verdict: deny
+      reason: "test: edited"
+YAML
+	# the edited file must not be served from the cache of compiled policies
+	expect "ERR EPERM" in_session /tmp/mutable.yaml $SBXT open $PROJ/readme.txt
+}

@@ -1,0 +1,48 @@
+# The per-inode verdict cache: repeated opens skip the walk, and a rename,
+# link or mount change anywhere makes every cached verdict stale.
+
+cache_hits() { "$SBX" status --json | "$SBXT" json-get /dev/stdin stats.cache_hits; }
+
+test_repeated_opens_hit_the_cache() {
+	h0=$(cache_hits)
+	out=$(in_session $POL/core.yaml $SBXT open-loop $PROJ/readme.txt 100)
+	[ "$out" = "EPERM 0 OK 100" ] || fail "loop: $out"
+	h1=$(cache_hits)
+	[ $((h1 - h0)) -ge 90 ] || fail "only $((h1 - h0)) cache hits for 100 opens"
+}
+
+test_moving_a_file_into_a_denied_tree_is_seen() {
+	echo "movable" >/srv/sbx/open/mv && chown $TUSER /srv/sbx/open/mv
+	rm -f /srv/sbx/denied/mv
+	# try 1 caches "allow" for the inode; then the file moves under the
+	# denied directory (outside the session); try 2 must be denied
+	rm -f /tmp/go.* /tmp/try.*
+	in_session $POL/core.yaml sh -c "
+		$SBXT open /srv/sbx/open/mv >/tmp/try.1; $SBXT open /srv/sbx/open/mv >/dev/null
+		while [ ! -e /tmp/go.2 ]; do sleep 0.05; done
+		$SBXT open /srv/sbx/denied/mv >/tmp/try.2" &
+	bg=$!
+	wait_for test -s /tmp/try.1
+	[ "$(cat /tmp/try.1)" = OK ] || fail "before: $(cat /tmp/try.1)"
+	mv /srv/sbx/open/mv /srv/sbx/denied/mv
+	touch /tmp/go.2
+	wait $bg || true
+	[ "$(cat /tmp/try.2)" = "ERR EPERM" ] || fail "stale cached verdict after the move: $(cat /tmp/try.2)"
+}
+
+test_renaming_a_directory_is_seen() {
+	rm -rf /srv/sbx/open/tree /srv/sbx/denied/tree
+	mkdir -p /srv/sbx/open/tree && echo t >/srv/sbx/open/tree/f && chown -R $TUSER /srv/sbx/open/tree
+	rm -f /tmp/go.* /tmp/try.*
+	in_session $POL/core.yaml sh -c "
+		$SBXT open /srv/sbx/open/tree/f >/tmp/try.1
+		while [ ! -e /tmp/go.2 ]; do sleep 0.05; done
+		$SBXT open /srv/sbx/denied/tree/f >/tmp/try.2" &
+	bg=$!
+	wait_for test -s /tmp/try.1
+	[ "$(cat /tmp/try.1)" = OK ] || fail "before: $(cat /tmp/try.1)"
+	mv /srv/sbx/open/tree /srv/sbx/denied/tree	# the file's inode is unchanged
+	touch /tmp/go.2
+	wait $bg || true
+	[ "$(cat /tmp/try.2)" = "ERR EPERM" ] || fail "stale verdict after a directory rename: $(cat /tmp/try.2)"
+}
