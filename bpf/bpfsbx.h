@@ -312,7 +312,8 @@ struct sbx_protect_key {
 struct sbx_config {
 	__u32 daemon_tgid;	/* self-protection target; 0 = none */
 	__u32 abi_version;	/* SBX_ABI_VERSION of the loader that pinned */
-	__u64 _reserved;
+	__u64 sessions_root;	/* cgroup id of <cgroup2>/bpfsbx, the parent of
+				 * every session's cgroup; 0 = not known yet */
 	__u64 opaque_zero;	/* always 0: see sbx_opaque_zero() in bpf/ */
 	__u32 ctl_dev;		/* the daemon's control socket: sessions may */
 	__u32 _pad;		/* always connect to it (requests, audit) */

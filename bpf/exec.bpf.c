@@ -69,7 +69,7 @@ static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool bprm
 SEC("lsm/bprm_check_security")
 int BPF_PROG(sbx_bprm_check, struct linux_binprm *bprm, int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_exec(bprm->file, SBX_OP_EXEC, true);
 }
@@ -80,7 +80,7 @@ int BPF_PROG(sbx_mmap_file, struct file *file, unsigned long reqprot, unsigned l
 {
 	if (ret)
 		return ret;
-	if (!file || !(prot & PROT_EXEC))
+	if (!file || !(prot & PROT_EXEC) || !sbx_maybe_in_session())
 		return 0;
 	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, false);
 }
@@ -93,7 +93,7 @@ int BPF_PROG(sbx_file_mprotect, struct vm_area_struct *vma, unsigned long reqpro
 
 	if (ret)
 		return ret;
-	if (!(prot & PROT_EXEC) || (BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
+	if (!(prot & PROT_EXEC) || !sbx_maybe_in_session() || (BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
 		return 0;	/* not making anything newly executable */
 	file = vma->vm_file;
 	if (!file)

@@ -14,7 +14,7 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 	__u32 fmode, flags;
 	__u8 acc = 0;
 
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	fmode = BPF_CORE_READ(file, f_mode);
 	/* The binary of an execve is decided in bprm_check_security. */
@@ -46,7 +46,7 @@ SEC("lsm/path_mknod")
 int BPF_PROG(sbx_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev, int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
 			      SBX_OP_CREATE);
@@ -56,7 +56,7 @@ SEC("lsm/path_mkdir")
 int BPF_PROG(sbx_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
 			      SBX_OP_MKDIR);
@@ -66,7 +66,7 @@ SEC("lsm/path_symlink")
 int BPF_PROG(sbx_path_symlink, const struct path *dir, struct dentry *dentry,
 	     const char *old_name, int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
 			      SBX_OP_SYMLINK);
@@ -75,7 +75,7 @@ int BPF_PROG(sbx_path_symlink, const struct path *dir, struct dentry *dentry,
 SEC("lsm/path_unlink")
 int BPF_PROG(sbx_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, dentry->d_inode,
 			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_UNLINK);
@@ -84,7 +84,7 @@ int BPF_PROG(sbx_path_unlink, const struct path *dir, struct dentry *dentry, int
 SEC("lsm/path_rmdir")
 int BPF_PROG(sbx_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, dentry->d_inode,
 			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_RMDIR);
@@ -93,7 +93,7 @@ int BPF_PROG(sbx_path_rmdir, const struct path *dir, struct dentry *dentry, int 
 SEC("lsm/path_truncate")
 int BPF_PROG(sbx_path_truncate, const struct path *path, int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
 			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_TRUNCATE);
@@ -102,7 +102,7 @@ int BPF_PROG(sbx_path_truncate, const struct path *path, int ret)
 SEC("lsm/path_chmod")
 int BPF_PROG(sbx_path_chmod, const struct path *path, umode_t mode, int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
 			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHMOD);
@@ -112,7 +112,7 @@ int BPF_PROG(sbx_path_chmod, const struct path *path, umode_t mode, int ret)
 SEC("lsm/path_chown")
 int BPF_PROG(sbx_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
 			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHOWN);
@@ -136,7 +136,7 @@ int BPF_PROG(sbx_path_link, struct dentry *old_dentry, const struct path *new_di
 	ret = sbx_check_file(mnt, old_dentry, old_dentry->d_inode,
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_LINK_FROM);
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_file(mnt, new_dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_LINK_TO);
 }
@@ -174,7 +174,7 @@ int BPF_PROG(sbx_file_receive, struct file *file, int ret)
 	__u32 fmode;
 	__u8 acc = 0;
 
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	fmode = BPF_CORE_READ(file, f_mode);
 	if (fmode & FMODE_READ)

@@ -195,7 +195,7 @@ int BPF_PROG(sbx_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 {
 	void *name;
 
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	name = BPF_CORE_READ(msg, msg_name);
 	if (!name)
@@ -234,11 +234,15 @@ SEC("lsm/unix_stream_connect")
 int BPF_PROG(sbx_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
 	     int ret)
 {
-	return ret ?: sbx_check_unix(other);
+	if (ret || !sbx_maybe_in_session())
+		return ret;
+	return sbx_check_unix(other);
 }
 
 SEC("lsm/unix_may_send")
 int BPF_PROG(sbx_unix_may_send, struct socket *sock, struct socket *other, int ret)
 {
-	return ret ?: sbx_check_unix(BPF_CORE_READ(other, sk));
+	if (ret || !sbx_maybe_in_session())
+		return ret;
+	return sbx_check_unix(BPF_CORE_READ(other, sk));
 }

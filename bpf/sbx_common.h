@@ -229,13 +229,33 @@ static __always_inline void sbx_stat_inc(__u32 idx)
 }
 
 /*
- * The subject check every hook starts with. Processes outside every
- * session pay one helper call and one hash lookup, and nothing else.
+ * What processes outside every session pay: one helper call and a
+ * compare. Every session cgroup sits below <cgroup2>/bpfsbx, whose id the
+ * daemon stores before it creates the first session there (and again if
+ * the directory was ever recreated), so a task whose ancestor one level
+ * above the sessions is another cgroup is in none. Until the id is known
+ * (0) every task takes the full lookup: the gate can only skip work, never
+ * a session. Hooks that read their arguments before deciding call this
+ * first, so that outside tasks skip those reads too.
  */
+static __always_inline bool sbx_maybe_in_session(void)
+{
+	__u32 k = 0;
+	struct sbx_config *c = bpf_map_lookup_elem(&sbx_config, &k);
+
+	if (!c || !c->sessions_root)
+		return true;
+	return bpf_get_current_ancestor_cgroup_id(sbx_session_level - 1) == c->sessions_root;
+}
+
+/* The subject check every hook starts with. */
 static __always_inline struct sbx_session *sbx_current_session(__u64 *cgid)
 {
-	__u64 id = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
+	__u64 id;
 
+	if (!sbx_maybe_in_session())
+		return NULL;
+	id = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
 	if (!id)
 		return NULL;
 	*cgid = id;

@@ -19,6 +19,7 @@
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <search.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -146,9 +147,141 @@ struct cstate {
 	struct fvec inode, chain, name;
 	struct hl_cand *hl;
 	size_t n_hl, cap_hl;
+	void *paths;	/* tsearch tree of struct path_memo */
 	bool err;
 	bool oom;
 };
+
+/*
+ * What one compile learned about a path. Thousands of file rules name the
+ * same few hundred directories; realpath() costs a readlink per component
+ * and an identity two opens and a read, so each is asked once per compile
+ * (a compile is a snapshot of the file system anyway).
+ */
+struct path_memo {
+	char *path;
+	char *real;		/* realpath(path), or NULL with real_err */
+	int real_err;
+	int id_err;		/* sbx_kident(path, follow) once asked; 1 = not yet */
+	uint32_t dev;
+	uint64_t ino;
+};
+
+static int memo_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct path_memo *)a)->path, ((const struct path_memo *)b)->path);
+}
+
+static void memo_free(void *p)
+{
+	struct path_memo *m = p;
+
+	free(m->path);
+	free(m->real);
+	free(m);
+}
+
+static struct path_memo *memo_get(struct cstate *s, const char *path)
+{
+	struct path_memo key = { .path = (char *)path }, *m, **slot;
+
+	slot = tfind(&key, &s->paths, memo_cmp);
+	if (slot)
+		return *slot;
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->path = strdup(path))) {
+		free(m);
+		s->oom = true;
+		return NULL;
+	}
+	m->real_err = -1;	/* not resolved yet */
+	m->id_err = 1;
+	slot = tsearch(m, &s->paths, memo_cmp);
+	if (!slot) {
+		memo_free(m);
+		s->oom = true;
+		return NULL;
+	}
+	return m;
+}
+
+/* sbx_kident(path, follow) once per compile */
+static int memo_kident(struct cstate *s, const char *path, uint32_t *dev, uint64_t *ino)
+{
+	struct path_memo *m = memo_get(s, path);
+
+	if (!m)
+		return -ENOMEM;
+	if (m->id_err == 1)
+		m->id_err = sbx_kident(path, true, &m->dev, &m->ino);
+	*dev = m->dev;
+	*ino = m->ino;
+	return m->id_err;
+}
+
+static bool has_dot_component(const char *p)
+{
+	for (const char *c = p; (c = strstr(c, "/.")); c++)
+		if (c[2] == 0 || c[2] == '/' || (c[2] == '.' && (c[3] == 0 || c[3] == '/')))
+			return true;
+	return false;
+}
+
+/*
+ * realpath(path), with the parent directory's resolution remembered: a
+ * name whose parent is known takes one lstat. Anything unusual (a
+ * symlink as the last name, "." or "..", no parent) goes to realpath()
+ * itself, so the result and its errno are always realpath()'s.
+ */
+static char *memo_realpath(struct cstate *s, const char *path)
+{
+	const char *sl = strrchr(path, '/');
+	struct path_memo *m;
+	struct stat st;
+	char *par, *cand;
+	int err;
+
+	if (path[0] != '/' || !sl || sl == path || !sl[1] || has_dot_component(path))
+		return realpath(path, NULL);
+	par = strndup(path, (size_t)(sl - path));
+	m = par ? memo_get(s, par) : NULL;
+	free(par);
+	if (!m) {
+		s->oom = true;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (m->real_err == -1) {
+		m->real = memo_realpath(s, m->path);	/* its parent is remembered too */
+		m->real_err = m->real ? 0 : errno;
+	}
+	if (!m->real) {
+		/* below a missing directory or a file: realpath() fails the
+		 * same way for every name there */
+		errno = m->real_err;
+		return NULL;
+	}
+	if (asprintf(&cand, "%s%s", strcmp(m->real, "/") ? m->real : "", sl) < 0) {
+		s->oom = true;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (lstat(cand, &st)) {
+		err = errno;
+		free(cand);
+		errno = err;
+		return NULL;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char *r = realpath(cand, NULL);
+
+		err = errno;
+		free(cand);
+		errno = err;
+		return r;
+	}
+	return cand;
+}
 
 static void cerr(struct cstate *s, const struct sbx_srcpos *pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -336,9 +469,11 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 	for (;;) {
 		char *sl;
 
-		real = realpath(cur, NULL);
+		real = memo_realpath(s, cur);
 		if (real)
 			break;
+		if (s->oom)
+			goto out;
 		if (errno != ENOENT && errno != ENOTDIR) {
 			cerr(s, &pat->pos, "cannot resolve %s: %s", cur, strerror(errno));
 			goto out;
@@ -371,7 +506,7 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 	}
 	/* top-down order at the start of the array */
 	memmove(missing, missing + SBX_CHAIN_MAX - m, m * sizeof(missing[0]));
-	err = sbx_kident(real, true, &dev, &ino);
+	err = memo_kident(s, real, &dev, &ino);
 	if (err) {
 		cerr(s, &pat->pos, "cannot identify %s: %s", real, strerror(-err));
 		goto out;
@@ -400,7 +535,7 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 
 			if (!par || !base) {
 				s->oom = true;
-			} else if ((err = sbx_kident(par, true, &pdev, &pino))) {
+			} else if ((err = memo_kident(s, par, &pdev, &pino))) {
 				cerr(s, &pat->pos, "cannot identify %s: %s", par, strerror(-err));
 			} else {
 				add_chain(s, pdev, pino, sbx_hash_chain(names, 1), 1, &r, label, par);
@@ -1279,6 +1414,7 @@ int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
 	for (size_t i = 0; i < s.n_hl; i++)
 		free(s.hl[i].path);
 	free(s.hl);
+	tdestroy(s.paths, memo_free);
 	if (s.oom)
 		sbx_diag_add(s.d, SBX_DIAG_ERROR, NULL, 0, 0, NULL, "out of memory while compiling");
 	/* rules were compiled in id order; people read files top-down */

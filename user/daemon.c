@@ -187,6 +187,9 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 		*err = sbx_asprintf("epoll: %s", strerror(errno));
 		return -errno;
 	}
+	rc = sbx_sessions_root_sync(d, err);
+	if (rc)
+		return rc;
 	rc = sbx_sessions_adopt(d);
 	if (rc > 0)
 		sbx_info("adopted %d live session(s)", rc);

@@ -117,6 +117,7 @@ struct sbx_daemon {
 };
 
 int sbx_cgroup_root(char **path, char **err);
+int sbx_sessions_root_sync(struct sbx_daemon *d, char **err);
 
 struct sbx_session_rt *sbx_session_find(struct sbx_daemon *d, const char *name);
 struct sbx_session_rt *sbx_session_by_cgid(struct sbx_daemon *d, uint64_t cgid);

@@ -63,6 +63,41 @@ int sbx_cgroup_root(char **path, char **err)
 	return 0;
 }
 
+/*
+ * Create <cgroup2>/bpfsbx if needed and make sure the kernel's
+ * sbx_config.sessions_root names it. The BPF side lets every task whose
+ * ancestor is another cgroup pass without a lookup, so a session must
+ * never start below a directory whose id the kernel does not have: any
+ * failure here fails the session.
+ */
+int sbx_sessions_root_sync(struct sbx_daemon *d, char **err)
+{
+	char *base = sbx_asprintf("%s/" SBX_CGROUP_DIR_NAME, d->cg_root);
+	struct sbx_config cfg;
+	struct stat st;
+	__u32 zero = 0;
+	int rc = 0;
+
+	if (mkdir(base, 0755) && errno != EEXIST) {
+		rc = -errno;
+		*err = sbx_asprintf("creating %s: %s", base, strerror(-rc));
+	} else if (stat(base, &st)) {
+		rc = -errno;
+		*err = sbx_asprintf("%s: %s", base, strerror(-rc));
+	} else if (bpf_map_lookup_elem(d->k.config, &zero, &cfg)) {
+		rc = -errno;
+		*err = sbx_asprintf("reading sbx_config: %s", strerror(-rc));
+	} else if (cfg.sessions_root != (__u64)st.st_ino) {
+		cfg.sessions_root = st.st_ino;	/* cgroup2: the inode is the id */
+		if (bpf_map_update_elem(d->k.config, &zero, &cfg, BPF_ANY)) {
+			rc = -errno;
+			*err = sbx_asprintf("writing sbx_config: %s", strerror(-rc));
+		}
+	}
+	free(base);
+	return rc;
+}
+
 bool sbx_pid_in_session(pid_t pid, char *name, size_t len)
 {
 	char path[64], line[4096];
@@ -473,12 +508,10 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	}
 	take_policy(s, &u);	/* in the kernel already; released below on failure */
 
-	base = sbx_asprintf("%s/" SBX_CGROUP_DIR_NAME, d->cg_root);
-	if (mkdir(base, 0755) && errno != EEXIST) {
-		rc = -errno;
-		*err = sbx_asprintf("creating %s: %s", base, strerror(-rc));
+	rc = sbx_sessions_root_sync(d, err);
+	if (rc)
 		goto fail;
-	}
+	base = sbx_asprintf("%s/" SBX_CGROUP_DIR_NAME, d->cg_root);
 	s->cgroup_path = sbx_asprintf("%s/%s", base, s->name);
 	if (mkdir(s->cgroup_path, 0755)) {
 		rc = -errno;

@@ -86,3 +86,17 @@ YAML
 	# the edited file must not be served from the cache of compiled policies
 	expect "ERR EPERM" in_session /tmp/mutable.yaml $SBXT open $PROJ/readme.txt
 }
+
+# Tasks outside <cgroup2>/bpfsbx skip the session lookup (sbx_config
+# .sessions_root). If that directory is removed and made again, its id
+# changes: a session below the new one must still be confined, never
+# waved through by a stale id.
+test_recreated_session_root_still_confines() {
+	[ "$(session_count)" = 0 ] || fail "sessions left from earlier tests"
+	old=$(stat -c %i /sys/fs/cgroup/bpfsbx)
+	rmdir /sys/fs/cgroup/bpfsbx || fail "cannot remove the empty session root"
+	mkdir /sys/fs/cgroup/bpfsbx	# someone else makes it again
+	[ "$(stat -c %i /sys/fs/cgroup/bpfsbx)" != "$old" ] || skip "cgroupfs reused the inode number"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
+	expect "OK" as_user $SBXT open $THOME/.ssh/id_rsa
+}
