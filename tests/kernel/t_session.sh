@@ -100,3 +100,16 @@ test_recreated_session_root_still_confines() {
 	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
 	expect "OK" as_user $SBXT open $THOME/.ssh/id_rsa
 }
+
+# A compiled policy is reused by later sessions; a hard link made outside
+# any session in between (to a key below a denied directory, from a
+# directory the policy allows) must still be denied in the next one: the
+# kernel's link count makes the daemon look at the directories again.
+test_hard_link_made_between_sessions_is_covered() {
+	rm -f /srv/sbx/open/hl-key
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa	# from the cache
+	ln $THOME/.ssh/id_rsa /srv/sbx/open/hl-key || skip "cannot hard-link across these directories"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open /srv/sbx/open/hl-key
+	rm -f /srv/sbx/open/hl-key
+}
