@@ -1259,6 +1259,26 @@ static char *parse_opt_reason(struct pctx *c, const struct ynode *sec, const cha
 	return parse_reason(c, y, f);
 }
 
+/* network: and commands: share their frame: one default verdict, its
+ * reason, and the rules (files: has a default per access class) */
+static void parse_verdict_section(struct pctx *c, const struct ynode *y, const char *name,
+				  const char *default_field, const char *rules_field,
+				  struct defpos *def, char **reason,
+				  void (*rule)(struct pctx *, const struct ynode *, const char *))
+{
+	static const char *const keys[] = { "default", "default_reason", "rules", NULL };
+	const struct ynode *v;
+
+	if (!want_map(c, y, name, "a mapping with default and rules"))
+		return;
+	check_keys(c, y, name, keys);
+	if ((v = map_get(y, "default")))
+		parse_section_default(c, v, default_field, def);
+	*reason = parse_opt_reason(c, y, name);
+	if ((v = map_get(y, "rules")))
+		parse_rules(c, v, rules_field, rule);
+}
+
 static void parse_files(struct pctx *c, const struct ynode *y)
 {
 	static const char *const keys[] = { "default", "default_reason", "rules", NULL };
@@ -1580,17 +1600,8 @@ out:
 
 static void parse_network(struct pctx *c, const struct ynode *y)
 {
-	static const char *const keys[] = { "default", "default_reason", "rules", NULL };
-	const struct ynode *v;
-
-	if (!want_map(c, y, "network", "a mapping with default and rules"))
-		return;
-	check_keys(c, y, "network", keys);
-	if ((v = map_get(y, "default")))
-		parse_section_default(c, v, "network.default", &c->doc->ndef);
-	c->doc->nreason = parse_opt_reason(c, y, "network");
-	if ((v = map_get(y, "rules")))
-		parse_rules(c, v, "network.rules", parse_net_rule);
+	parse_verdict_section(c, y, "network", "network.default", "network.rules", &c->doc->ndef,
+			      &c->doc->nreason, parse_net_rule);
 }
 
 /* ---- commands ------------------------------------------------------------------- */
@@ -1722,17 +1733,8 @@ out:
 
 static void parse_commands(struct pctx *c, const struct ynode *y)
 {
-	static const char *const keys[] = { "default", "default_reason", "rules", NULL };
-	const struct ynode *v;
-
-	if (!want_map(c, y, "commands", "a mapping with default and rules"))
-		return;
-	check_keys(c, y, "commands", keys);
-	if ((v = map_get(y, "default")))
-		parse_section_default(c, v, "commands.default", &c->doc->cdef);
-	c->doc->creason = parse_opt_reason(c, y, "commands");
-	if ((v = map_get(y, "rules")))
-		parse_rules(c, v, "commands.rules", parse_cmd_rule);
+	parse_verdict_section(c, y, "commands", "commands.default", "commands.rules",
+			      &c->doc->cdef, &c->doc->creason, parse_cmd_rule);
 }
 
 /*

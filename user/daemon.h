@@ -49,7 +49,8 @@ int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX]);
 bool sbx_bpf_lsm_active(char **lsm_list);
 /* Delete every key of map fd whose first 4 bytes (policy_id) match. For
  * LPM keys the policy id sits after the prefix length, big-endian. */
-int sbx_map_delete_policy(int fd, size_t key_size, size_t id_off, uint32_t id_be_or_host);
+int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
+		      bool (*doomed)(uint32_t id, void *ctx), void *ctx);
 int sbx_map_count(int fd, size_t key_size);
 
 /* ---- sessions (daemon_session.c) -------------------------------------- */

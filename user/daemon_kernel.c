@@ -10,6 +10,7 @@
  * state that a later daemon would adopt.
  */
 #include <dirent.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -351,20 +352,25 @@ int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX])
 	return 0;
 }
 
-int sbx_map_delete_policy(int fd, size_t key_size, size_t id_off, uint32_t id)
+/*
+ * Delete every key of a hash map for which doomed() says so; the policy id
+ * is the 32-bit word at id_off (network keys hold it big-endian).
+ * Collect first: deleting while iterating a hash map restarts the walk.
+ */
+int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
+		      bool (*doomed)(uint32_t id, void *ctx), void *ctx)
 {
 	unsigned char *key = sbx_calloc(1, key_size), *next = sbx_calloc(1, key_size);
 	unsigned char *victims = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0, first = 1;
 
-	/* Collect first: deleting while iterating a hash map restarts the walk. */
 	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
 		uint32_t v;
 
 		first = 0;
 		memcpy(&v, next + id_off, sizeof(v));
-		if (v == id) {
+		if (doomed(be ? ntohl(v) : v, ctx)) {
 			if (n == cap) {
 				cap = cap ? cap * 2 : 64;
 				victims = realloc(victims, cap * key_size);

@@ -355,13 +355,24 @@ int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *pr
 		}								\
 	} while (0)
 
+/* every rule map's entries of the policies doomed() names */
+static void delete_rules(struct sbx_kernel *k, bool (*doomed)(uint32_t id, void *ctx), void *ctx)
+{
+	sbx_map_delete_if(k->inode_rules, sizeof(struct sbx_inode_key), 0, false, doomed, ctx);
+	sbx_map_delete_if(k->chain_rules, sizeof(struct sbx_chain_key), 0, false, doomed, ctx);
+	sbx_map_delete_if(k->name_rules, sizeof(struct sbx_name_key), 0, false, doomed, ctx);
+	sbx_map_delete_if(k->net4, sizeof(struct sbx_net4_key), 4, true, doomed, ctx);
+	sbx_map_delete_if(k->net6, sizeof(struct sbx_net6_key), 4, true, doomed, ctx);
+}
+
+static bool is_policy(uint32_t id, void *want)
+{
+	return id == *(uint32_t *)want;
+}
+
 void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id)
 {
-	sbx_map_delete_policy(k->inode_rules, sizeof(struct sbx_inode_key), 0, policy_id);
-	sbx_map_delete_policy(k->chain_rules, sizeof(struct sbx_chain_key), 0, policy_id);
-	sbx_map_delete_policy(k->name_rules, sizeof(struct sbx_name_key), 0, policy_id);
-	sbx_map_delete_policy(k->net4, sizeof(struct sbx_net4_key), 4, htonl(policy_id));
-	sbx_map_delete_policy(k->net6, sizeof(struct sbx_net6_key), 4, htonl(policy_id));
+	delete_rules(k, is_policy, &policy_id);
 }
 
 int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **err)
@@ -722,44 +733,12 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
  * removes every other entry: those of sessions that ended while no daemon
  * ran, and the previous daemon's cached compilations.
  */
-static void sweep_map(struct sbx_daemon *d, int fd, size_t key_size, size_t id_off, bool be)
+static bool unused_policy(uint32_t id, void *d)
 {
-	unsigned char *key = sbx_calloc(1, key_size), *next = sbx_calloc(1, key_size);
-	unsigned char *victims = NULL;
-	size_t n = 0, cap = 0;
-	int first = 1;
-
-	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
-		uint32_t id;
-
-		first = 0;
-		memcpy(&id, next + id_off, sizeof(id));
-		if (be)
-			id = ntohl(id);
-		if (!policy_in_use(d, id)) {
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				victims = realloc(victims, cap * key_size);
-				if (!victims)
-					abort();
-			}
-			memcpy(victims + n * key_size, next, key_size);
-			n++;
-		}
-		memcpy(key, next, key_size);
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, victims + i * key_size);
-	free(victims);
-	free(key);
-	free(next);
+	return !policy_in_use(d, id);
 }
 
 void sbx_policy_sweep(struct sbx_daemon *d)
 {
-	sweep_map(d, d->k.inode_rules, sizeof(struct sbx_inode_key), 0, false);
-	sweep_map(d, d->k.chain_rules, sizeof(struct sbx_chain_key), 0, false);
-	sweep_map(d, d->k.name_rules, sizeof(struct sbx_name_key), 0, false);
-	sweep_map(d, d->k.net4, sizeof(struct sbx_net4_key), 4, true);
-	sweep_map(d, d->k.net6, sizeof(struct sbx_net6_key), 4, true);
+	delete_rules(&d->k, unused_policy, d);
 }

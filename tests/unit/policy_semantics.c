@@ -277,6 +277,55 @@ SBX_TEST(policy_semantics, symlinked_rule_path)
 	fix_end(&f);
 }
 
+/*
+ * The compiler resolves each rule's path with its parent directory
+ * remembered from earlier rules; every shape must land where realpath()
+ * would: below a symlinked directory, a symlink as the last name, "..",
+ * a name below a regular file, and names below a directory that is
+ * missing (several rules share each parent).
+ */
+SBX_TEST(policy_semantics, resolution_matches_realpath)
+{
+	struct fix f;
+	char *tgt, *lnk, *flink;
+
+	fix_start(&f);
+	touch(&f, "real/sub/file");
+	touch(&f, "real/sub/other");
+	touch(&f, "real/target");
+	touch(&f, "real/file2");
+	tgt = pt_path("%s/real", f.proj);
+	lnk = pt_path("%s/link", f.proj);
+	flink = pt_path("%s/real/flink", f.proj);
+	CU_ASSERT_EQUAL_FATAL(symlink(tgt, lnk), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink("target", flink), 0);
+	CU_ASSERT_FATAL(fix_compile(&f,
+		"    - {path: \"${PROJECT}/link/sub/file\", access: read, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/link/sub/nope\", access: read, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/real/flink\", access: read, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/real/sub/../file2\", access: read, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/real/file2/x\", access: read, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/gone/a/b\", access: read, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/gone/a/c\", access: read, verdict: deny, reason: r}\n"));
+	CU_ASSERT_EQUAL(pv(&f, "real/sub/file", R), SBX_V_DENY);
+	CU_ASSERT_EQUAL(pv(&f, "real/sub/other", R), SBX_V_ALLOW);
+	CU_ASSERT_EQUAL(pv(&f, "real/target", R), SBX_V_DENY);	/* the symlink's target */
+	CU_ASSERT_EQUAL(pv(&f, "real/file2", R), SBX_V_DENY);
+	/* names that do not exist yet: the chain below the nearest directory */
+	touch(&f, "real/sub/nope");
+	CU_ASSERT_EQUAL(pv(&f, "real/sub/nope", R), SBX_V_DENY);
+	touch(&f, "gone/a/b");
+	touch(&f, "gone/a/c");
+	touch(&f, "gone/a/d");
+	CU_ASSERT_EQUAL(pv(&f, "gone/a/b", R), SBX_V_DENY);
+	CU_ASSERT_EQUAL(pv(&f, "gone/a/c", R), SBX_V_DENY);
+	CU_ASSERT_EQUAL(pv(&f, "gone/a/d", R), SBX_V_ALLOW);
+	free(tgt);
+	free(lnk);
+	free(flink);
+	fix_end(&f);
+}
+
 SBX_TEST(policy_semantics, hard_link_made_before)
 {
 	struct fix f;

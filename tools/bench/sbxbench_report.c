@@ -102,11 +102,24 @@ static void vfree(struct vec *a)
 
 static json_t *raw;	/* array of every record */
 
+/* a field as text: `combine -k n=4` stores numbers as JSON numbers */
 static const char *sget(json_t *o, const char *k)
 {
-	const char *s = json_string_value(json_object_get(o, k));
+	static char ring[8][32];
+	static unsigned next;
+	json_t *v = json_object_get(o, k);
+	char *b;
 
-	return s ? s : "";
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (!json_is_number(v))
+		return "";
+	b = ring[next++ % 8];
+	if (json_is_integer(v))
+		snprintf(b, sizeof(ring[0]), "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(b, sizeof(ring[0]), "%g", json_real_value(v));
+	return b;
 }
 
 static double nget(json_t *o, const char *k)
