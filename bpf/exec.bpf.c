@@ -49,7 +49,7 @@ static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool bprm
 	__u64 cgid = 0;
 	__u32 kind;
 
-	s = sbx_current_session(&cgid);
+	s = sbx_session_lookup(&cgid);	/* the hooks below passed the gate */
 	if (!s)
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);

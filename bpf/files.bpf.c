@@ -16,7 +16,9 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	fmode = BPF_CORE_READ(file, f_mode);
+	/* file is a trusted BTF pointer: plain loads, not probe reads (this
+	 * is the hottest path, and each probe read is a helper call) */
+	fmode = file->f_mode;
 	/* The binary of an execve is decided in bprm_check_security. */
 	if (fmode & FMODE_EXEC)
 		return 0;
@@ -25,18 +27,17 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 	 * real file keeps the overlay path with the real inode. */
 	if (sbx_fmode_backing && (fmode & sbx_fmode_backing))
 		return 0;
-	if (BPF_CORE_READ(file, f_path.dentry, d_inode) != BPF_CORE_READ(file, f_inode))
+	if (file->f_path.dentry->d_inode != file->f_inode)
 		return 0;
 
-	flags = BPF_CORE_READ(file, f_flags);
+	flags = file->f_flags;
 	if (fmode & FMODE_READ)
 		acc |= SBX_ACCBIT(SBX_ACC_READ);
 	if ((fmode & FMODE_WRITE) || (flags & (O_TRUNC | O_APPEND)))
 		acc |= SBX_ACCBIT(SBX_ACC_WRITE);
 	if (!acc)
 		return 0;
-	return sbx_check_file(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
-			      file->f_inode, acc,
+	return sbx_check_file(file->f_path.mnt, file->f_path.dentry, file->f_inode, acc,
 			      (acc & SBX_ACCBIT(SBX_ACC_WRITE)) ? SBX_OP_OPEN_WRITE :
 								       SBX_OP_OPEN_READ);
 }
@@ -133,10 +134,12 @@ int BPF_PROG(sbx_path_link, struct dentry *old_dentry, const struct path *new_di
 	if (ret)
 		return ret;
 	sbx_bump_rename_epoch();	/* by anyone: a new name for an inode */
+	if (!sbx_maybe_in_session())
+		return 0;
 	ret = sbx_check_file(mnt, old_dentry, old_dentry->d_inode,
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_LINK_FROM);
-	if (ret || !sbx_maybe_in_session())
+	if (ret)
 		return ret;
 	return sbx_check_file(mnt, new_dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_LINK_TO);
 }
@@ -152,6 +155,8 @@ int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_den
 	if (ret)
 		return ret;
 	sbx_bump_rename_epoch();	/* by anyone: names above other inodes change */
+	if (!sbx_maybe_in_session())
+		return 0;
 	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry, old_dentry->d_inode,
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_RENAME_FROM);

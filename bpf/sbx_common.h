@@ -248,18 +248,25 @@ static __always_inline bool sbx_maybe_in_session(void)
 	return bpf_get_current_ancestor_cgroup_id(sbx_session_level - 1) == c->sessions_root;
 }
 
-/* The subject check every hook starts with. */
-static __always_inline struct sbx_session *sbx_current_session(__u64 *cgid)
+/* The session of current, without the gate: for hooks that passed
+ * sbx_maybe_in_session() already (a missing gate costs time, never a
+ * decision: this lookup alone is exact). */
+static __always_inline struct sbx_session *sbx_session_lookup(__u64 *cgid)
 {
-	__u64 id;
+	__u64 id = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
 
-	if (!sbx_maybe_in_session())
-		return NULL;
-	id = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
 	if (!id)
 		return NULL;
 	*cgid = id;
 	return bpf_map_lookup_elem(&sbx_sessions, &id);
+}
+
+/* The subject check every hook starts with. */
+static __always_inline struct sbx_session *sbx_current_session(__u64 *cgid)
+{
+	if (!sbx_maybe_in_session())
+		return NULL;
+	return sbx_session_lookup(cgid);
 }
 
 /* The session a task belongs to: the id of its cgroup's ancestor at the

@@ -349,12 +349,11 @@ struct sbx_file_verdict {
 	__u32 rule[SBX_ACC_MAX];
 };
 
-/* Directories and files with one name: what a cached verdict can stand for. */
+/* Directories and files with one name: what a cached verdict can stand
+ * for. inode is a BTF pointer (see sbx_decide_file): plain loads. */
 static __always_inline bool sbx_cacheable(struct inode *inode)
 {
-	__u16 mode = BPF_CORE_READ(inode, i_mode);
-
-	return (mode & 0170000) == 0040000 || BPF_CORE_READ(inode, __i_nlink) == 1;
+	return (inode->i_mode & 0170000) == 0040000 || inode->__i_nlink == 1;
 }
 
 static __always_inline __u32 sbx_fs_magic(struct dentry *d)
@@ -853,7 +852,8 @@ static __always_inline int sbx_file_finish(const struct sbx_session *s, __u64 cg
 	return ret;
 }
 
-/* The whole check for one object, as the file and exec hooks use it. */
+/* The whole check for one object, as the file hooks use it; they call
+ * sbx_maybe_in_session() first. */
 static __always_inline int sbx_check_file(struct vfsmount *vmnt, struct dentry *d,
 					  struct inode *bi, __u8 acc_mask, __u16 op)
 {
@@ -861,7 +861,7 @@ static __always_inline int sbx_check_file(struct vfsmount *vmnt, struct dentry *
 	struct sbx_session *s;
 	__u64 cgid = 0;
 
-	s = sbx_current_session(&cgid);
+	s = sbx_session_lookup(&cgid);
 	if (!s)
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
