@@ -281,6 +281,19 @@ bool sbx_session_populated(struct sbx_session_rt *s)
 	return pop;
 }
 
+/*
+ * Sessions of one project share its queue directory, and inotify gives
+ * one watch (one wd) per directory: removing it when one session ends
+ * would leave the others' approvals unapplied.
+ */
+static bool done_watch_shared(struct sbx_daemon *d, const struct sbx_session_rt *s)
+{
+	for (const struct sbx_session_rt *o = d->sessions; o; o = o->next)
+		if (o != s && o->done_wd == s->done_wd)
+			return true;
+	return false;
+}
+
 int sbx_session_watch(struct sbx_daemon *d, struct sbx_session_rt *s)
 {
 	char *p = sbx_asprintf("%s/cgroup.events", s->cgroup_path);
@@ -644,7 +657,7 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 	delete_grants_of(d, s->cgid);
 	if (s->events_wd >= 0)
 		inotify_rm_watch(d->ino, s->events_wd);
-	if (s->done_wd >= 0)
+	if (s->done_wd >= 0 && !done_watch_shared(d, s))
 		inotify_rm_watch(d->ino, s->done_wd);
 	if (rmdir(s->cgroup_path) && errno != ENOENT)
 		sbx_warn("session %s: removing %s: %s", s->name, s->cgroup_path, strerror(errno));

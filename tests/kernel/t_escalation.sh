@@ -183,3 +183,19 @@ test_audit_log_verifies() {
 	out=$(as_user "$SBX" audit verify $PROJ 2>&1) || fail "audit verify: $out"
 	echo "$out" | grep -q ": ok, " || fail "unexpected: $out"
 }
+
+# Sessions of one project share its queue, and inotify one watch on it:
+# another session of the project ending must not stop this one's
+# approvals from reaching the kernel.
+test_approval_after_another_session_of_the_project_ended() {
+	aws_fixture
+	stepper $POL/ask.yaml $THOME/.aws/credentials 2
+	[ "$(tried 1)" = "ERR EPERM" ] || fail "first try: $(tried 1)"
+	id=$(one_pending)
+	expect "OK" in_session $POL/ask.yaml $SBXT open $PROJ/readme.txt	# starts and ends
+	approve $id once
+	wait_for test -e $PROJ/.sandbox/escalations/applied/$id || fail "decision not applied"
+	touch /tmp/go.2
+	[ "$(tried 2)" = "OK" ] || fail "retry after approval: $(tried 2)"
+	wait $STEPPER || true
+}
