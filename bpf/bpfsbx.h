@@ -23,7 +23,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 1
+#define SBX_ABI_VERSION 2
 
 /* ---- verdicts -------------------------------------------------------- */
 
@@ -321,13 +321,16 @@ struct sbx_config {
 };
 
 /*
- * sbx_epoch (an array of two counters, each written by one side only so
- * that neither clobbers the other): cached file verdicts are stale once
- * either moves.
+ * sbx_epoch (an array of counters, each written by one side only so that
+ * neither clobbers the other): cached file verdicts are stale once
+ * RENAME or DAEMON moves; the daemon's cached compilations of policies
+ * (their hard-link scan) once LINK moves.
  */
 enum sbx_epoch_idx {
 	SBX_EPOCH_RENAME = 0,	/* BPF: every rename, link and mount change */
 	SBX_EPOCH_DAEMON = 1,	/* daemon: the protected set changed */
+	SBX_EPOCH_LINK = 2,	/* BPF: links, mount changes, renames by anyone
+				 * but the daemon (its own atomic writes) */
 	SBX_EPOCH_MAX
 };
 

@@ -133,7 +133,7 @@ int BPF_PROG(sbx_path_link, struct dentry *old_dentry, const struct path *new_di
 
 	if (ret)
 		return ret;
-	sbx_bump_rename_epoch();	/* by anyone: a new name for an inode */
+	sbx_names_changed(false);	/* by anyone: a new name for an inode */
 	if (!sbx_maybe_in_session())
 		return 0;
 	ret = sbx_check_file(mnt, old_dentry, old_dentry->d_inode,
@@ -154,7 +154,7 @@ int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_den
 
 	if (ret)
 		return ret;
-	sbx_bump_rename_epoch();	/* by anyone: names above other inodes change */
+	sbx_names_changed(true);	/* by anyone: names above other inodes change */
 	if (!sbx_maybe_in_session())
 		return 0;
 	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry, old_dentry->d_inode,

@@ -132,7 +132,7 @@ int BPF_PROG(sbx_sb_mount, const char *dev_name, const struct path *path, const 
 {
 	if (ret)
 		return ret;
-	sbx_bump_rename_epoch();	/* by anyone: what paths reach changes */
+	sbx_names_changed(false);	/* by anyone: what paths reach changes */
 	return sbx_never(SBX_OP_MOUNT);
 }
 
@@ -141,7 +141,7 @@ int BPF_PROG(sbx_move_mount, const struct path *from_path, const struct path *to
 {
 	if (ret)
 		return ret;
-	sbx_bump_rename_epoch();
+	sbx_names_changed(false);
 	return sbx_never(SBX_OP_MOUNT);
 }
 
@@ -150,7 +150,7 @@ int BPF_PROG(sbx_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
 	if (ret)
 		return ret;
-	sbx_bump_rename_epoch();
+	sbx_names_changed(false);
 	return sbx_never(SBX_OP_MOUNT);
 }
 

@@ -210,14 +210,33 @@ static __always_inline bool sbx_opaque_zero(__u64 *z)
 	return true;
 }
 
-/* A rename, link or mount change anywhere: cached verdicts may be stale. */
-static __always_inline void sbx_bump_rename_epoch(void)
+static __always_inline void sbx_bump_epoch(__u32 k)
 {
-	__u32 k = SBX_EPOCH_RENAME;
 	__u64 *e = bpf_map_lookup_elem(&sbx_epoch, &k);
 
 	if (e)
 		__sync_fetch_and_add(e, 1);
+}
+
+/*
+ * A rename, link or mount change anywhere: cached verdicts may be stale,
+ * and a compiled policy's hard-link scan may have missed a name. The
+ * daemon renames only files it has just written (a link made to one in
+ * between moves LINK by itself), and it renames on every session start
+ * and end: counting those would make every session scan again.
+ */
+static __always_inline void sbx_names_changed(bool rename)
+{
+	__u32 k = 0;
+	struct sbx_config *c;
+
+	sbx_bump_epoch(SBX_EPOCH_RENAME);
+	if (rename) {
+		c = bpf_map_lookup_elem(&sbx_config, &k);
+		if (c && c->daemon_tgid && (bpf_get_current_pid_tgid() >> 32) == c->daemon_tgid)
+			return;
+	}
+	sbx_bump_epoch(SBX_EPOCH_LINK);
 }
 
 static __always_inline void sbx_stat_inc(__u32 idx)

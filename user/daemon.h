@@ -168,7 +168,7 @@ struct sbx_pcache {
 	dev_t project_dev, home_dev;
 	ino_t project_ino, home_ino;
 	uint64_t born_ns;
-	uint64_t link_epoch;		/* SBX_EPOCH_RENAME when last validated */
+	uint64_t link_epoch;		/* SBX_EPOCH_LINK when last validated */
 	bool link_epoch_ok;
 	struct sbx_pcache *next;
 };

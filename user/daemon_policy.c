@@ -568,16 +568,16 @@ static bool stamps_hold(const json_t *stamps, bool check_links)
 }
 
 /*
- * The kernel's count of renames, links and mount changes anywhere
- * (SBX_EPOCH_RENAME, bumped by the path_link, path_rename and mount hooks
- * for every process). While it stands still no hard link can have
- * appeared, so the directory scan behind the digest can be skipped. The
+ * The kernel's count of links, mount changes and renames anywhere but the
+ * daemon's own (SBX_EPOCH_LINK, bumped by the path_link, path_rename and
+ * mount hooks). While it stands still no hard link can have appeared, so
+ * the directory scan behind the digest can be skipped. The
  * programs stay attached while no daemon runs; only a deliberate detach
  * (the benchmarks' condition A) stops the count, and the TTL bounds that.
  */
 static bool link_epoch(struct sbx_daemon *d, uint64_t *v)
 {
-	__u32 k = SBX_EPOCH_RENAME;
+	__u32 k = SBX_EPOCH_LINK;
 
 	return bpf_map_lookup_elem(d->k.epoch, &k, v) == 0;
 }
