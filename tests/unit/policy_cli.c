@@ -245,7 +245,13 @@ SBX_TEST(policy_cli, compile_dump)
 		SBX_SKIP(BIN_PATH " not built (make " BIN_PATH ")");
 	args = pt_path("compile --dump %s %s --policy-id 42", c.pol, c.opts);
 	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	CU_ASSERT(!strncmp(out, "# bpfsbx compiled policy (abi 1)\nhdr policy_id=42 ", 50));
+	{
+		char head[96];
+		int n = snprintf(head, sizeof(head),
+				 "# bpfsbx compiled policy (abi %d)\nhdr policy_id=42 ", SBX_ABI_VERSION);
+
+		CU_ASSERT(!strncmp(out, head, (size_t)n));
+	}
 	CU_ASSERT(has_line(out, "net4 10.1.2.3/32 rules=1 # 10.1.2.3"));
 	CU_ASSERT(has_line(out, "  port=443-443 proto=tcp deny#7"));
 	CU_ASSERT(has_line(out, "rule #5 files deny ~/.ssh/ access=read,write,exec"));
