@@ -401,19 +401,20 @@ void sbx_protect_sync(struct sbx_daemon *d)
 {
 	struct sbx_protect_key key, next;
 	__u32 one = 1, k = SBX_EPOCH_DAEMON;
+	bool changed = false;
 	__u64 epoch;
 	int first = 1;
 
-	/* the set may change: verdicts cached in the kernel are stale (only
-	 * the daemon writes this counter, so a read-modify-write is safe) */
-	if (bpf_map_lookup_elem(d->k.epoch, &k, &epoch) == 0) {
-		epoch++;
-		bpf_map_update_elem(d->k.epoch, &k, &epoch, BPF_ANY);
-	}
-
 	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
-		for (size_t i = 0; i < s->n_protect; i++)
-			bpf_map_update_elem(d->k.protected_, &s->protect[i], &one, BPF_ANY);
+		for (size_t i = 0; i < s->n_protect; i++) {
+			if (bpf_map_update_elem(d->k.protected_, &s->protect[i], &one, BPF_NOEXIST) == 0)
+				changed = true;
+			else if (errno != EEXIST) {
+				sbx_warn("protecting a policy file of session %s: %s", s->name,
+					 strerror(errno));
+				changed = true;
+			}
+		}
 	/* drop keys no live session needs any more */
 	while (bpf_map_get_next_key(d->k.protected_, first ? NULL : &key, &next) == 0) {
 		bool used = false;
@@ -425,8 +426,20 @@ void sbx_protect_sync(struct sbx_daemon *d)
 				used = !memcmp(&s->protect[i], &next, sizeof(next));
 		if (!used) {
 			bpf_map_delete_elem(d->k.protected_, &next);
+			changed = true;
 			first = 1;	/* restart: the iterator lost its place */
 		}
+	}
+	/*
+	 * Verdicts cached in the kernel under the old set are stale. After
+	 * the changes, not before: a check records the epoch before it looks
+	 * at the set, so one that ran in between is dropped, and no verdict
+	 * computed from the old set can carry the new epoch. Only the daemon
+	 * writes this counter, so a read-modify-write is safe.
+	 */
+	if (changed && bpf_map_lookup_elem(d->k.epoch, &k, &epoch) == 0) {
+		epoch++;
+		bpf_map_update_elem(d->k.epoch, &k, &epoch, BPF_ANY);
 	}
 }
 

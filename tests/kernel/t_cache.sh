@@ -46,3 +46,28 @@ test_renaming_a_directory_is_seen() {
 	wait $bg || true
 	[ "$(cat /tmp/try.2)" = "ERR EPERM" ] || fail "stale verdict after a directory rename: $(cat /tmp/try.2)"
 }
+
+# Policy files of live sessions are protected from every session. A file
+# a session has opened for writing (its "allowed" verdict cached) becomes
+# another session's policy: the next write must be refused at once.
+test_file_that_becomes_a_policy_is_protected_at_once() {
+	rm -f /tmp/go.* /tmp/try.* /tmp/late-pol.yaml
+	cp $POL/core.yaml /tmp/late-pol.yaml
+	chown $TUSER /tmp/late-pol.yaml && chmod 644 /tmp/late-pol.yaml
+	in_session $POL/core.yaml sh -c "
+		$SBXT open /tmp/late-pol.yaml a >/tmp/try.1; $SBXT open /tmp/late-pol.yaml a >/dev/null
+		while [ ! -e /tmp/go.2 ]; do sleep 0.05; done
+		$SBXT open /tmp/late-pol.yaml a >/tmp/try.2" &
+	bg=$!
+	wait_for test -s /tmp/try.1
+	[ "$(cat /tmp/try.1)" = OK ] || fail "before: $(cat /tmp/try.1)"
+	# a second session starts with that file as its policy, and stays
+	in_session /tmp/late-pol.yaml sh -c "while [ ! -e /tmp/go.3 ]; do sleep 0.05; done" &
+	b2=$!
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 2 ]" || fail "second session did not start"
+	touch /tmp/go.2
+	wait $bg || true
+	touch /tmp/go.3
+	wait $b2 || true
+	[ "$(cat /tmp/try.2)" = "ERR EPERM" ] || fail "policy file still writable: $(cat /tmp/try.2)"
+}
