@@ -141,7 +141,7 @@ static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *
 	__u8 v;
 	int rc, ret;
 
-	s = sbx_current_session(&cgid);
+	s = sbx_session_lookup(&cgid);	/* both hooks passed the gate */
 	if (!s)
 		return 0;
 	rc = sbx_parse_dest(sa, len, &d);
@@ -184,7 +184,7 @@ SEC("lsm/socket_connect")
 int BPF_PROG(sbx_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen,
 	     int ret)
 {
-	if (ret)
+	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_check_dest(sock, address, addrlen, SBX_OP_CONNECT);
 }
