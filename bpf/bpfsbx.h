@@ -7,7 +7,8 @@
  * vmlinux.h) and by ordinary C, so it must not pull in kernel or libc
  * headers. Every struct has explicit padding and a size assertion, because
  * a silent layout mismatch between the two sides disables enforcement
- * without any error (see agentsh#349 in shared/reference).
+ * without any error (github.com/canyonroad/agentsh issue #349: an
+ * AllowKey size mismatch with its BPF map disabled enforcement).
  *
  * Object identity. Files are named by the kernel's own view of an inode:
  * (sb->s_dev, i_ino). sb->s_dev is the kernel-internal dev_t
@@ -23,7 +24,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 2
+#define SBX_ABI_VERSION 5
 
 /* ---- verdicts -------------------------------------------------------- */
 
@@ -43,11 +44,13 @@ enum sbx_verdict {
 /* ---- access classes of file rules ----------------------------------- */
 
 enum sbx_access {
-	SBX_ACC_READ  = 0,	/* open for read, directory listing */
-	SBX_ACC_WRITE = 1,	/* open for write/append/trunc, create, unlink,
+	SBX_ACC_READ    = 0,	/* open for read, directory listing */
+	SBX_ACC_WRITE   = 1,	/* open for write/append/trunc, create, unlink,
 				 * rename, link, symlink, mkdir, rmdir, truncate,
-				 * chmod, chown, connect to a unix socket */
-	SBX_ACC_EXEC  = 2,	/* execve of the file, PROT_EXEC mappings */
+				 * chmod, chown, utimes, xattrs and ACLs, chattr */
+	SBX_ACC_EXEC    = 2,	/* execve of the file, PROT_EXEC mappings */
+	SBX_ACC_CONNECT = 3,	/* connect or send to a unix socket whose listener
+				 * is outside the session (inside: always allowed) */
 	SBX_ACC_MAX
 };
 
@@ -88,6 +91,9 @@ enum sbx_op {
 	SBX_OP_IOCTL,		/* TIOCSTI and friends; aux = the request */
 	SBX_OP_KERNEL,		/* perf events, modules, kexec, firmware */
 	SBX_OP_FILE_RECEIVE,	/* an fd passed in over a unix socket */
+	SBX_OP_SETATTR,		/* utimes and other attribute changes */
+	SBX_OP_SIGNAL_OWNER,	/* F_SETOWN, FIOSETOWN: a signal target for SIGIO */
+	SBX_OP_DNS,		/* a query the daemon's resolver decided (no BPF event) */
 	SBX_OP_MAX
 };
 
@@ -144,6 +150,10 @@ struct sbx_file_rule {
 	__u8  verdict[SBX_ACC_MAX];	/* enum sbx_verdict per access class */
 	__u8  chain_mask;	/* inode rules only: bit (m-1) set when chain
 				 * rules of m components hang below this inode */
+	__u8  pinned;		/* inode rules only: a directory on the way down
+				 * to a protected path: it may not be renamed,
+				 * exchanged or removed (SBX_RULE_PINNED) */
+	__u16 _pad;
 	__u32 rule_id[SBX_ACC_MAX];	/* index into the policy's rule table */
 };
 
@@ -172,6 +182,8 @@ enum sbx_name_kind {
 	SBX_NAME_EXACT  = 0,	/* "NAME": whole component */
 	SBX_NAME_PREFIX = 1,	/* "lit*" */
 	SBX_NAME_SUFFIX = 2,	/* "*lit" */
+	SBX_NAME_ABSTRACT = 3,	/* "@name": an abstract unix socket's whole name */
+	SBX_NAME_ABSTRACT_PREFIX = 4,	/* "@lit*" */
 };
 
 /* Basename rules: match any path component, wherever it is. */
@@ -232,7 +244,15 @@ enum sbx_policy_flags {
 	SBX_PF_ALLOW_MEMFD_EXEC	= 1u << 3,
 	SBX_PF_ALLOW_SETUID	= 1u << 4,
 	SBX_PF_ALLOW_USERNS	= 1u << 5,
+	SBX_PF_ALLOW_RAW	= 1u << 6,	/* SOCK_RAW and SOCK_PACKET sockets */
+	SBX_PF_ALLOW_SCTP	= 1u << 7,	/* IPPROTO_SCTP (its addresses are checked) */
+	SBX_PF_ALLOW_MPTCP	= 1u << 8,	/* IPPROTO_MPTCP */
+	SBX_PF_PROC_CMDLINE	= 1u << 9,	/* read /proc/PID/cmdline of processes outside */
 };
+
+/* AF_NETLINK protocols a session may open unless its policy adds more:
+ * routes and addresses (ip, ss), and sock_diag (ss) */
+#define SBX_NETLINK_DEFAULT	((1u << 0) | (1u << 4))
 
 /*
  * Everything a hook needs about the session's policy, kept in the session
@@ -244,12 +264,17 @@ struct sbx_policy_hdr {
 	__u32 flags;			/* enum sbx_policy_flags */
 	__u8  file_default[SBX_ACC_MAX];/* verdict when no rule matches */
 	__u8  net_default;
-	__u8  unix_default;		/* AF_UNIX connect when no file rule */
+	__u8  loopback_outside;		/* a loopback listener outside the session */
 	__u8  proc_verdict;		/* for SBX_PF_PROC_OTHERS */
 	__u8  max_chain;		/* longest chain rule, 0..SBX_CHAIN_MAX */
-	__u8  _pad0;
 	__u32 file_default_rule[SBX_ACC_MAX];
 	__u32 net_default_rule;
+	__u32 loopback_rule;
+	__u32 netlink_allow;		/* bit P: AF_NETLINK protocol P may be opened */
+	__u32 keep_env;			/* user space only: bit i keeps the variable
+					 * sbx_scrubbed_env(i) (lib/names.c) */
+	__u64 family_allow;		/* bit F: socket family F beyond unix, inet,
+					 * inet6 and netlink may be created */
 	/*
 	 * Length filters for basename rules: bit L set when a rule has a
 	 * literal of L bytes (1..63). Bit 0 of exact_len_mask means "some
@@ -259,6 +284,7 @@ struct sbx_policy_hdr {
 	__u64 exact_len_mask;
 	__u64 prefix_len_mask;
 	__u64 suffix_len_mask;
+	__u64 abstract_len_mask;	/* bit L: an "@lit*" rule of L bytes */
 };
 
 struct sbx_session {
@@ -280,6 +306,7 @@ enum sbx_grant_kind {
 	SBX_GK_NAME  = 2,	/* not yet existing file: parent dev/ino + name hash */
 	SBX_GK_NET4  = 3,
 	SBX_GK_NET6  = 4,
+	SBX_GK_ABSTRACT = 5,	/* abstract unix socket: hash of its name */
 };
 
 struct sbx_grant_key {
@@ -307,6 +334,93 @@ struct sbx_protect_key {
 	__u64 ino;
 };
 
+/* ---- listeners the daemon vouches for, or hides ---------------------- */
+
+/*
+ * Socket local storage (map sbx_listeners) on a listening socket, written
+ * by the daemon through a descriptor of that socket. A session's connect
+ * to such a listener outside the session is decided by these flags before
+ * any rule: the daemon's own sockets are always reachable, an approver's
+ * (the dashboard's) never, whatever a policy or a grant says.
+ */
+enum sbx_listener_flags {
+	SBX_LISTENER_DAEMON = 1u << 0,	/* the daemon's: sessions may connect */
+	SBX_LISTENER_NEVER  = 1u << 1,	/* an approver's: sessions may not */
+	SBX_LISTENER_CONTROL = 1u << 2,	/* the control socket: the kernel records
+					 * each connecting session (sbx_ctl_peers) */
+};
+
+/*
+ * Socket local storage (map sbx_ctl_peers) on the daemon's side of each
+ * control connection, filled when a process inside a session connects:
+ * the daemon tells a session's request apart by the socket it came in on,
+ * never by a pid that could be recycled. No entry: not from a session.
+ */
+struct sbx_ctl_peer {
+	__u64 cgid;		/* the connecting task's session */
+	__u64 serial;
+};
+
+struct sbx_listener {
+	__u32 flags;			/* enum sbx_listener_flags */
+	__u32 owner_uid;		/* who registered it */
+};
+
+/* ---- names: the daemon is the sessions' resolver (dns.bpf.c) ------------ */
+
+/*
+ * A session's resolver: sockets the daemon binds for that session alone.
+ * The cgroup sock_addr programs rewrite every port-53 destination of the
+ * session to these, and restore the address the program used on the way
+ * back. IPv4 (and v4-mapped) destinations go to addr4 (127.53.x.y); other
+ * IPv6 destinations to [::1], where every session has its own ports (an
+ * unconnected IPv6 UDP send cannot be rewritten to a v4-mapped address).
+ * Ports are in network byte order.
+ */
+struct sbx_dns_resolver {
+	__u32 addr4;		/* network order */
+	__u16 port4_udp, port4_tcp;
+	__u16 port6_udp, port6_tcp;
+	__u32 _pad;
+};
+
+/* What the program asked for, kept in socket local storage (sbx_dns_sk)
+ * so that recvmsg and getpeername show it instead of the resolver. */
+struct sbx_dns_orig {
+	__u8  addr[16];		/* IPv4 as ::ffff:a.b.c.d */
+	__u16 port;		/* network order */
+	__u16 _pad0;
+	__u32 _pad1;
+};
+
+#define SBX_DNS_ADDR4_NET	0x7f350000u	/* 127.53.0.0/16, host order */
+#define SBX_LEARNED_PORT_RULES	8
+
+/*
+ * An address a session's allowed lookup returned (map sbx_learned), per
+ * session, never per policy: another session of the same policy has not
+ * looked it up. IPv4 is stored as ::ffff:a.b.c.d.
+ */
+struct sbx_learned_key {
+	__u64 cgid;
+	__u8  addr[16];
+};
+
+/*
+ * The port rules of the name(s) behind the address, ordered like the
+ * compiler's (narrower ports first, stricter verdict first). The kernel
+ * combines them with the CIDR rules: the stricter of the two wins, so a
+ * CIDR deny (cloud metadata, a private network asked) still decides for
+ * a name that resolves into it (DNS rebinding); the policy's default
+ * decides only when neither has a rule for the port.
+ */
+struct sbx_learned {
+	__u64 expires_ns;	/* CLOCK_BOOTTIME: answer TTL (at least min_ttl) + grace */
+	__u32 count;
+	__u32 name_hash;	/* for the daemon: which name(s), folded */
+	struct sbx_net_port_rule r[SBX_LEARNED_PORT_RULES];
+};
+
 /* ---- configuration ---------------------------------------------------- */
 
 struct sbx_config {
@@ -314,10 +428,9 @@ struct sbx_config {
 	__u32 abi_version;	/* SBX_ABI_VERSION of the loader that pinned */
 	__u64 sessions_root;	/* cgroup id of <cgroup2>/bpfsbx, the parent of
 				 * every session's cgroup; 0 = not known yet */
-	__u64 opaque_zero;	/* always 0: see sbx_opaque_zero() in bpf/ */
-	__u32 ctl_dev;		/* the daemon's control socket: sessions may */
-	__u32 _pad;		/* always connect to it (requests, audit) */
-	__u64 ctl_ino;
+	__u64 cgroup_progs_root;	/* cgroup id the cgroup programs (dns.bpf.c)
+				 * are attached to; DNS is redirected only
+				 * while it equals sessions_root */
 };
 
 /*
@@ -347,6 +460,8 @@ enum sbx_stat {
 	SBX_STAT_ERRORS,	/* internal error, denied (fail closed) */
 	SBX_STAT_CHECKS,	/* confined checks performed */
 	SBX_STAT_CACHE_HIT,	/* file decisions answered by the verdict cache */
+	SBX_STAT_DNS_REDIRECT,	/* port-53 destinations sent to the session's resolver */
+	SBX_STAT_LEARNED_USED,	/* connects decided by a learned address */
 	SBX_STAT_MAX
 };
 
@@ -367,6 +482,12 @@ enum sbx_builtin_rule {
 	SBX_RULE_PROC		= SBX_RULE_BUILTIN + 9,	/* /proc of other processes */
 	SBX_RULE_EXEC_KIND	= SBX_RULE_BUILTIN + 10,/* memfd, deleted, setuid */
 	SBX_RULE_SOCKET_FAMILY	= SBX_RULE_BUILTIN + 11,
+	SBX_RULE_PINNED		= SBX_RULE_BUILTIN + 12,/* a directory above a protected path */
+	SBX_RULE_LISTENER_OUTSIDE = SBX_RULE_BUILTIN + 13,/* connect default: no rule named it */
+	SBX_RULE_LISTENER_HIDDEN = SBX_RULE_BUILTIN + 14,/* an approver's listener */
+	SBX_RULE_DEST_UNPARSED	= SBX_RULE_BUILTIN + 15,/* a destination no hook can read */
+	SBX_RULE_LOOPBACK_OUTSIDE = SBX_RULE_BUILTIN + 16,/* loopback default: no rule named it */
+	SBX_RULE_DNS_PATH	= SBX_RULE_BUILTIN + 17,/* DNS not through the daemon */
 };
 
 enum sbx_event_flags {
@@ -377,6 +498,12 @@ enum sbx_event_flags {
 	SBX_EVF_FILE		= 1u << 4,	/* dev/ino/path are valid */
 	SBX_EVF_NEW_NAME	= 1u << 5,	/* object does not exist yet: dev/ino
 						 * are the parent's, hash the name's */
+	SBX_EVF_PEER		= 1u << 6,	/* a listener: aux is its pid (0: not
+						 * known), peer_ino its socket's inode */
+	SBX_EVF_ABSTRACT	= 1u << 7,	/* an abstract unix socket: path holds
+						 * "@name" */
+	SBX_EVF_LOOPBACK	= 1u << 8,	/* addr:port is a loopback listener
+						 * outside the session (dns.bpf.c) */
 };
 
 #define SBX_EVENT_PATH_MAX 512
@@ -407,7 +534,8 @@ struct sbx_event {
 	__u32 dev;
 	__u32 aux;		/* op-specific: signal, socket family, target pid */
 	__u64 ino;
-	__u64 name_hash;	/* SBX_EVF_NEW_NAME */
+	__u64 name_hash;	/* SBX_EVF_NEW_NAME; abstract unix sockets: the name's hash */
+	__u64 peer_ino;		/* SBX_EVF_PEER: the listener's socket inode */
 	__u16 port;		/* host order */
 	__u8  proto;
 	__u8  _pad0;
@@ -431,7 +559,7 @@ struct sbx_event {
 };
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct sbx_file_rule) == 16, "sbx_file_rule layout");
+_Static_assert(sizeof(struct sbx_file_rule) == 24, "sbx_file_rule layout");
 _Static_assert(sizeof(struct sbx_inode_key) == 16, "sbx_inode_key layout");
 _Static_assert(sizeof(struct sbx_chain_key) == 32, "sbx_chain_key layout");
 _Static_assert(sizeof(struct sbx_name_key) == 16, "sbx_name_key layout");
@@ -439,10 +567,14 @@ _Static_assert(sizeof(struct sbx_net_port_rule) == 12, "sbx_net_port_rule layout
 _Static_assert(sizeof(struct sbx_net_rule) == 8 + 12 * SBX_NET_PORT_RULES, "sbx_net_rule layout");
 _Static_assert(sizeof(struct sbx_net4_key) == 12, "sbx_net4_key layout");
 _Static_assert(sizeof(struct sbx_net6_key) == 24, "sbx_net6_key layout");
-_Static_assert(sizeof(struct sbx_policy_hdr) == 56, "sbx_policy_hdr layout");
-_Static_assert(sizeof(struct sbx_session) == 72, "sbx_session layout");
+_Static_assert(sizeof(struct sbx_policy_hdr) == 88, "sbx_policy_hdr layout");
+_Static_assert(sizeof(struct sbx_session) == 104, "sbx_session layout");
 _Static_assert(sizeof(struct sbx_grant_key) == 48, "sbx_grant_key layout");
-_Static_assert(sizeof(struct sbx_event) == 120 + SBX_EVENT_PATH_MAX + 16 + 3 * SBX_EVENT_CTX_MAX,
+_Static_assert(sizeof(struct sbx_dns_resolver) == 16, "sbx_dns_resolver layout");
+_Static_assert(sizeof(struct sbx_dns_orig) == 24, "sbx_dns_orig layout");
+_Static_assert(sizeof(struct sbx_learned_key) == 24, "sbx_learned_key layout");
+_Static_assert(sizeof(struct sbx_learned) == 16 + 12 * SBX_LEARNED_PORT_RULES, "sbx_learned layout");
+_Static_assert(sizeof(struct sbx_event) == 128 + SBX_EVENT_PATH_MAX + 16 + 3 * SBX_EVENT_CTX_MAX,
 	       "sbx_event layout");
 #endif
 

@@ -12,7 +12,7 @@
  * Anonymous executable memory stays allowed: every JIT (node, java,
  * browsers) needs it.
  */
-#include "sbx_walk.h"
+#include "sbx_file.h"
 
 #define PROT_EXEC	0x4
 #define VM_EXEC		0x00000004
@@ -40,30 +40,47 @@ static __always_inline __u32 sbx_exec_kind(const struct sbx_session *s, struct f
 	return 0;
 }
 
+/* fs/internal.h from 6.5: an overlayfs "backing file" and the path the
+ * user opened (absent on 6.1, where the real file keeps the overlay path) */
+struct backing_file___sbx {
+	struct file file;
+	struct path user_path;
+} __attribute__((preserve_access_index));
+
 static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool bprm)
 {
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
-	struct sbx_file_verdict fv;
+	struct inode *bi = file->f_inode;
 	struct sbx_session *s;
 	__u64 cgid = 0;
 	__u32 kind;
+
+	/*
+	 * An overlayfs mapping holds the file of the layer below (vm_file is
+	 * set to it), whose path is on a private mount of the layer: decide
+	 * on the path the user opened, which the rules name. Its inode is not
+	 * a BTF pointer here, so this rare check goes without the cache.
+	 */
+	if (bpf_core_type_exists(struct backing_file___sbx) && sbx_fmode_backing &&
+	    (BPF_CORE_READ(file, f_mode) & sbx_fmode_backing)) {
+		struct backing_file___sbx *bf = (void *)file;
+
+		mnt = BPF_CORE_READ(bf, user_path.mnt);
+		d = BPF_CORE_READ(bf, user_path.dentry);
+		bi = NULL;
+	}
 
 	s = sbx_session_lookup(&cgid);	/* the hooks below passed the gate */
 	if (!s)
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
 	kind = sbx_exec_kind(s, file, bprm);
-	if (kind) {
-		__builtin_memset(&fv, 0, sizeof(fv));
-		fv.v[SBX_ACC_EXEC] = SBX_V_DENY;
-		fv.rule[SBX_ACC_EXEC] = kind;
-	} else if (sbx_internal_mount(mnt)) {
+	if (kind)
+		return sbx_file_refuse(s, cgid, mnt, d, SBX_ACC_EXEC, op, kind);
+	if (sbx_internal_mount(mnt))
 		return 0;	/* an allowed memfd: no path to decide on */
-	} else {
-		sbx_decide_file(s, cgid, mnt, d, file->f_inode, SBX_ACCBIT(SBX_ACC_EXEC), &fv);
-	}
-	return sbx_file_finish(s, cgid, mnt, d, op, &fv);
+	return sbx_check_file_in(s, cgid, mnt, d, bi, SBX_ACCBIT(SBX_ACC_EXEC), op);
 }
 
 SEC("lsm/bprm_check_security")

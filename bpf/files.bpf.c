@@ -4,7 +4,7 @@
  * denied write changes nothing on disk (a denied create leaves no file, a
  * denied unlink leaves the file, a denied rename moves nothing).
  */
-#include "sbx_walk.h"
+#include "sbx_file.h"
 
 #define RENAME_EXCHANGE (1 << 1)
 
@@ -19,8 +19,12 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 	/* file is a trusted BTF pointer: plain loads, not probe reads (this
 	 * is the hottest path, and each probe read is a helper call) */
 	fmode = file->f_mode;
-	/* The binary of an execve is decided in bprm_check_security. */
-	if (fmode & FMODE_EXEC)
+	flags = file->f_flags;
+	/* The binary of an execve (and a script's interpreter) is decided in
+	 * bprm_check_security, by the exec rules. open_exec() marks its open
+	 * with __FMODE_EXEC in f_flags, which open(2) cannot set (the flag is
+	 * not in VALID_OPEN_FLAGS); f_mode gets FMODE_EXEC only later. */
+	if ((fmode & FMODE_EXEC) || (flags & __FMODE_EXEC))
 		return 0;
 	/* overlayfs opens the real file a second time on the caller's
 	 * behalf; the open of the overlay file already decided. On 6.1 the
@@ -30,13 +34,17 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 	if (file->f_path.dentry->d_inode != file->f_inode)
 		return 0;
 
-	flags = file->f_flags;
 	if (fmode & FMODE_READ)
 		acc |= SBX_ACCBIT(SBX_ACC_READ);
 	if ((fmode & FMODE_WRITE) || (flags & (O_TRUNC | O_APPEND)))
 		acc |= SBX_ACCBIT(SBX_ACC_WRITE);
 	if (!acc)
 		return 0;
+	if (acc == SBX_ACCBIT(SBX_ACC_READ) && file->f_inode->i_sb->s_magic == PROC_SUPER_MAGIC) {
+		ret = sbx_check_proc_read(file->f_path.mnt, file->f_path.dentry);
+		if (ret)
+			return ret;
+	}
 	return sbx_check_file(file->f_path.mnt, file->f_path.dentry, file->f_inode, acc,
 			      (acc & SBX_ACCBIT(SBX_ACC_WRITE)) ? SBX_OP_OPEN_WRITE :
 								       SBX_OP_OPEN_READ);
@@ -82,10 +90,43 @@ int BPF_PROG(sbx_path_unlink, const struct path *dir, struct dentry *dentry, int
 			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_UNLINK);
 }
 
+/*
+ * A directory above a protected path (a pin, set by the compiler on every
+ * ancestor of an inode or chain rule's anchor) may not be renamed,
+ * exchanged or removed: the rule is tied to the objects below it, and a
+ * fresh copy put in its place would carry none of it (mv .git .git.orig
+ * && cp -a .git.orig .git). Looked up before the verdict cache, which
+ * knows nothing of pins.
+ */
+static __always_inline int sbx_check_pinned(struct vfsmount *mnt, struct dentry *d, __u16 op)
+{
+	struct inode *inode = d->d_inode;
+	struct sbx_inode_key k = {};
+	struct sbx_file_rule *r;
+	struct sbx_session *s;
+	__u64 cgid = 0;
+
+	if (!inode || (inode->i_mode & 0170000) != 0040000)
+		return 0;
+	s = sbx_session_lookup(&cgid);
+	if (!s)
+		return 0;
+	k.policy_id = s->pol.policy_id;
+	k.dev = inode->i_sb->s_dev;
+	k.ino = inode->i_ino;
+	r = bpf_map_lookup_elem(&sbx_inode_rules, &k);
+	if (!r || !r->pinned)
+		return 0;
+	return sbx_file_refuse(s, cgid, mnt, d, SBX_ACC_WRITE, op, SBX_RULE_PINNED);
+}
+
 SEC("lsm/path_rmdir")
 int BPF_PROG(sbx_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
 {
 	if (ret || !sbx_maybe_in_session())
+		return ret;
+	ret = sbx_check_pinned(BPF_CORE_READ(dir, mnt), dentry, SBX_OP_RMDIR);
+	if (ret)
 		return ret;
 	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, dentry->d_inode,
 			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_RMDIR);
@@ -157,6 +198,11 @@ int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_den
 	sbx_names_changed(true);	/* by anyone: names above other inodes change */
 	if (!sbx_maybe_in_session())
 		return 0;
+	ret = sbx_check_pinned(BPF_CORE_READ(old_dir, mnt), old_dentry, SBX_OP_RENAME_FROM);
+	if (!ret)
+		ret = sbx_check_pinned(BPF_CORE_READ(new_dir, mnt), new_dentry, SBX_OP_RENAME_TO);
+	if (ret)
+		return ret;
 	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry, old_dentry->d_inode,
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_RENAME_FROM);

@@ -4,13 +4,25 @@
  *
  * connect() alone can be bypassed: an unconnected UDP sendto() and TCP
  * Fast Open (sendto with MSG_FASTOPEN) reach only socket_sendmsg, so the
- * destination given to sendmsg is checked the same way. IPv4-mapped IPv6
- * destinations (::ffff:a.b.c.d) are checked as the IPv4 address they are.
- * One LPM lookup per family finds the most specific prefix; its value
- * already holds the port rules of every covering prefix (the compiler
- * pushes them down), so the scan below is first-match.
+ * destination given to sendmsg is checked the same way. A destination is
+ * read as the socket's own family reads it, not by its sa_family alone:
+ * udp_sendmsg() sends an AF_UNSPEC address to its sin_addr, a dual-stack
+ * IPv6 socket connects to an AF_INET address, and an address these hooks
+ * cannot read is refused. IPv4-mapped IPv6 destinations (::ffff:a.b.c.d)
+ * are checked as the IPv4 address they are. One LPM lookup per family
+ * finds the most specific prefix; its value already holds the port rules
+ * of every covering prefix (the compiler pushes them down), so the scan
+ * below is first-match.
  */
-#include "sbx_walk.h"	/* sbx_event_context */
+#include "sbx_file.h"	/* unix sockets are files */
+#include "sbx_dns.h"	/* names: DNS redirect, learned addresses */
+
+#define SOCK_STREAM	1
+#define SOCK_DGRAM	2
+#define SOCK_RAW	3
+
+#define SCTP_SOCKOPT_BINDX_ADD	100
+#define SCTP_SOCKOPT_BINDX_REM	101
 
 struct sbx_dest {
 	__u16 family;		/* AF_INET or AF_INET6 after unmapping */
@@ -37,7 +49,7 @@ static __always_inline __u8 sbx_port_rules(const struct sbx_net_rule *r, __u16 p
 	return SBX_V_NONE;
 }
 
-static __always_inline __u8 sbx_net_decide(const struct sbx_session *s,
+static __always_inline __u8 sbx_net_decide(const struct sbx_session *s, __u64 cgid,
 					   const struct sbx_dest *d, __u32 *rule)
 {
 	const struct sbx_net_rule *r;
@@ -60,6 +72,8 @@ static __always_inline __u8 sbx_net_decide(const struct sbx_session *s,
 	}
 	if (r)
 		v = sbx_port_rules(r, d->port, d->proto, rule);
+	/* names (sbx_dns.h): what this session's lookups learned */
+	v = sbx_learned_merge(cgid, d->family, d->addr, d->port, d->proto, v, rule);
 	if (v == SBX_V_NONE) {
 		v = s->pol.net_default;
 		*rule = s->pol.net_default_rule;
@@ -69,94 +83,99 @@ static __always_inline __u8 sbx_net_decide(const struct sbx_session *s,
 	return v;
 }
 
-/* Parse a kernel copy of a sockaddr. 0: a destination to check;
- * 1: nothing to check (AF_UNSPEC disconnect, other families). */
-static __always_inline int sbx_parse_dest(struct sockaddr *sa, int len, struct sbx_dest *d)
+static __always_inline int sbx_dest_v4(const void *sa, int len, struct sbx_dest *d)
+{
+	struct sockaddr_in sin;
+
+	if (len < (int)sizeof(sin) || bpf_probe_read_kernel(&sin, sizeof(sin), sa))
+		return -1;
+	d->family = AF_INET;
+	d->port = bpf_ntohs(sin.sin_port);
+	__builtin_memcpy(d->addr, &sin.sin_addr.s_addr, 4);
+	return 0;
+}
+
+static __always_inline int sbx_dest_v6(const void *sa, int len, struct sbx_dest *d)
+{
+	struct sockaddr_in6 sin6;
+	__u8 *a;
+
+	if (len < (int)sizeof(sin6) || bpf_probe_read_kernel(&sin6, sizeof(sin6), sa))
+		return -1;
+	d->port = bpf_ntohs(sin6.sin6_port);
+	a = sin6.sin6_addr.in6_u.u6_addr8;
+	if (!a[0] && !a[1] && !a[2] && !a[3] && !a[4] && !a[5] && !a[6] && !a[7] &&
+	    !a[8] && !a[9] && a[10] == 0xff && a[11] == 0xff) {
+		d->family = AF_INET;
+		__builtin_memcpy(d->addr, a + 12, 4);
+	} else {
+		d->family = AF_INET6;
+		__builtin_memcpy(d->addr, a, 16);
+	}
+	return 0;
+}
+
+/*
+ * Parse a kernel copy of a sockaddr given to a socket of family sk_family
+ * and type sk_type. 0: a destination to check; 1: nothing to check (a
+ * disconnect, a family with no addresses of its own to check);
+ * -1: a destination that cannot be read (refused).
+ */
+static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool sendmsg,
+					  struct sockaddr *sa, int len, struct sbx_dest *d)
 {
 	__u16 family;
 
-	if (!sa || len < 2)
-		return 1;
-	if (bpf_probe_read_kernel(&family, sizeof(family), &sa->sa_family))
-		return -1;
 	__builtin_memset(d->addr, 0, sizeof(d->addr));
-	if (family == AF_INET) {
-		struct sockaddr_in sin;
-
-		if (len < (int)sizeof(sin) || bpf_probe_read_kernel(&sin, sizeof(sin), sa))
-			return -1;
-		d->family = AF_INET;
-		d->port = bpf_ntohs(sin.sin_port);
-		__builtin_memcpy(d->addr, &sin.sin_addr.s_addr, 4);
-		return 0;
+	if (sk_family != AF_INET && sk_family != AF_INET6)
+		return 1;	/* unix (unix_may_send), netlink, a family the policy allowed */
+	if (!sa)
+		return 1;
+	if (len < 2 || bpf_probe_read_kernel(&family, sizeof(family), &sa->sa_family))
+		return -1;
+	if (family == AF_INET)
+		return sbx_dest_v4(sa, len, d);
+	if (family == AF_INET6)
+		return sk_family == AF_INET6 ? sbx_dest_v6(sa, len, d) : -1;
+	if (family == AF_UNSPEC) {
+		/* connect(AF_UNSPEC) disconnects; an IPv4 socket's sendto
+		 * sends an AF_UNSPEC address to its sin_addr, as a raw IPv6
+		 * socket does to its sin6_addr (an IPv6 UDP socket ignores it) */
+		if (!sendmsg)
+			return 1;
+		if (sk_family == AF_INET)
+			return sbx_dest_v4(sa, len, d);
+		return sk_type == SOCK_RAW ? sbx_dest_v6(sa, len, d) : 1;
 	}
-	if (family == AF_INET6) {
-		struct sockaddr_in6 sin6;
-		__u8 *a;
-
-		if (len < (int)sizeof(sin6) || bpf_probe_read_kernel(&sin6, sizeof(sin6), sa))
-			return -1;
-		d->port = bpf_ntohs(sin6.sin6_port);
-		a = sin6.sin6_addr.in6_u.u6_addr8;
-		if (!a[0] && !a[1] && !a[2] && !a[3] && !a[4] && !a[5] && !a[6] && !a[7] &&
-		    !a[8] && !a[9] && a[10] == 0xff && a[11] == 0xff) {
-			d->family = AF_INET;
-			__builtin_memcpy(d->addr, a + 12, 4);
-		} else {
-			d->family = AF_INET6;
-			__builtin_memcpy(d->addr, a, 16);
-		}
-		return 0;
-	}
-	return 1;
+	return -1;
 }
 
-static __always_inline bool sbx_net_granted(__u64 cgid, const struct sbx_dest *d)
-{
-	struct sbx_grant_key k = {};
-	struct sbx_grant *g;
 
-	k.cgid = cgid;
-	k.kind = d->family == AF_INET ? SBX_GK_NET4 : SBX_GK_NET6;
-	k.port = d->port;
-	__builtin_memcpy(k.addr, d->addr, 16);
-	g = bpf_map_lookup_elem(&sbx_grants, &k);
-	if (!g) {
-		k.port = 0;	/* granted for every port */
-		g = bpf_map_lookup_elem(&sbx_grants, &k);
-	}
-	if (!g)
-		return false;
-	return !g->expires_ns || bpf_ktime_get_boot_ns() <= g->expires_ns;
-}
-
-static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *sa, int len,
-					  __u16 op)
+/* The verdict for one destination of a session's socket, with the event. */
+static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, struct sock *sk,
+					 int rc, struct sbx_dest *d, __u8 proto, __u16 op)
 {
-	struct sbx_session *s;
-	struct sbx_dest d = {};
 	struct sbx_event *e;
-	__u64 cgid = 0;
 	__u32 rule = 0;
 	__u8 v;
-	int rc, ret;
+	int ret;
 
-	s = sbx_session_lookup(&cgid);	/* both hooks passed the gate */
-	if (!s)
-		return 0;
-	rc = sbx_parse_dest(sa, len, &d);
 	if (rc > 0)
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
 	if (rc < 0) {
-		sbx_stat_inc(SBX_STAT_ERRORS);
 		v = SBX_V_DENY;
-		rule = SBX_RULE_ERROR;
+		rule = SBX_RULE_DEST_UNPARSED;
 	} else {
-		d.proto = BPF_CORE_READ(sock, sk, sk_protocol);
-		v = sbx_net_decide(s, &d, &rule);
+		d->proto = proto;
+		/* names (sbx_dns.h): DNS goes to the session's resolver */
+		v = sbx_dns_dest(sk, d->family, d->addr, d->port, proto, cgid, &rule);
+		if (v == SBX_V_ALLOW)
+			return 0;
+		if (v == SBX_V_NONE)
+			v = sbx_net_decide(s, cgid, d, &rule);
 		if (v == SBX_V_ASK && (s->pol.flags & SBX_PF_HAS_GRANTS) &&
-		    sbx_net_granted(cgid, &d)) {
+		    sbx_addr_granted(cgid, d->family, d->addr, d->port)) {
 			v = SBX_V_AUDIT;
 			rule = SBX_RULE_GRANT;
 			sbx_stat_inc(SBX_STAT_GRANT_USED);
@@ -170,14 +189,33 @@ static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *
 	e = sbx_event_begin(s, cgid, op, v, rule, ret);
 	if (!e)
 		return ret;
-	e->family = d.family;
-	e->flags = d.family == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4;
-	e->port = d.port;
-	e->proto = d.proto;
-	__builtin_memcpy(e->addr, d.addr, 16);
-	sbx_event_context(e);
-	sbx_event_submit(e);
+	e->family = d->family;
+	e->flags = d->family == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4;
+	e->port = d->port;
+	e->proto = d->proto;
+	__builtin_memcpy(e->addr, d->addr, 16);
+	sbx_event_describe(0, 0);
+	sbx_event_send(e);
 	return ret;
+}
+
+static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *sa, int len,
+					  __u16 op)
+{
+	struct sbx_session *s;
+	struct sbx_dest d = {};
+	__u64 cgid = 0;
+	__u16 fam, type;
+	int rc;
+
+	s = sbx_session_lookup(&cgid);	/* both hooks passed the gate */
+	if (!s)
+		return 0;
+	fam = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+	type = BPF_CORE_READ(sock, type);
+	rc = sbx_parse_dest(fam, type, op == SBX_OP_SENDMSG, sa, len, &d);
+	return sbx_check_one(s, cgid, BPF_CORE_READ(sock, sk), rc, &d,
+			     BPF_CORE_READ(sock, sk, sk_protocol), op);
 }
 
 SEC("lsm/socket_connect")
@@ -204,30 +242,291 @@ int BPF_PROG(sbx_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 }
 
 /*
- * AF_UNIX: a socket bound to a path is a file, and connecting to it is a
- * write to it, decided by the file rules on its path (so a policy denies
- * /var/run/docker.sock, which would otherwise hand out root). Abstract
- * and unbound sockets have no path and are not checked.
+ * SCTP names destinations in packed address lists (connectx, the primary
+ * and peer-primary options, sendmsg to several peers): each is checked.
+ * SCTP itself is refused at socket creation unless sandbox.sctp allows
+ * it. A list longer than this hook reads is refused: never allowed
+ * unread. Binding local addresses (bindx) names no destination.
  */
-static __always_inline int sbx_check_unix(struct sock *other)
+#define SBX_SCTP_ADDRS 4
+
+SEC("lsm/sctp_bind_connect")
+int BPF_PROG(sbx_sctp_bind_connect, struct sock *sk, int optname, struct sockaddr *address,
+	     int addrlen, int ret)
 {
-	struct unix_sock *u = (void *)other;	/* struct sock is its first member */
-	struct dentry *d = BPF_CORE_READ(u, path.dentry);
+	struct sbx_session *s;
+	struct sbx_dest d = {};
+	__u64 cgid = 0;
+	__u16 fam;
+	int off = 0;
 
-	struct inode *inode;
-	struct sbx_config *c;
-	__u32 zero = 0;
+	if (ret || !sbx_maybe_in_session())
+		return ret;
+	if (optname == SCTP_SOCKOPT_BINDX_ADD || optname == SCTP_SOCKOPT_BINDX_REM)
+		return 0;
+	s = sbx_session_lookup(&cgid);
+	if (!s)
+		return 0;
+	fam = BPF_CORE_READ(sk, __sk_common.skc_family);
+	/* decide each address without its event; only the first one refused
+	 * goes through sbx_check_one, so the event code is inlined once */
+#pragma unroll
+	for (int i = 0; i < SBX_SCTP_ADDRS; i++) {
+		__u32 rule = 0;
+		__u16 af = 0;
+		int step;
 
+		if (off >= addrlen)
+			return 0;
+		if (bpf_probe_read_kernel(&af, sizeof(af), (void *)address + off))
+			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
+		step = af == AF_INET ? (int)sizeof(struct sockaddr_in) :
+		       af == AF_INET6 ? (int)sizeof(struct sockaddr_in6) : 0;
+		if (!step || sbx_parse_dest(fam, SOCK_STREAM, false, (void *)address + off,
+					    addrlen - off, &d) < 0)
+			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
+		d.proto = IPPROTO_SCTP;
+		if (sbx_net_decide(s, cgid, &d, &rule) > SBX_V_ALLOW)
+			return sbx_check_one(s, cgid, sk, 0, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
+		off += step;
+	}
+	return off >= addrlen ? 0 :
+	       sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
+}
+
+/* ---- unix sockets: decided on the listener ------------------------------ */
+
+static __always_inline struct unix_sock *sbx_unix_sk(struct sock *sk)
+{
+	return (void *)sk;	/* struct sock is its first member */
+}
+
+static __always_inline int sbx_refuse_peer(struct sbx_session *s, __u64 cgid, struct sock *other,
+					   __u32 rule)
+{
+	struct sbx_event *e;
+
+	sbx_count_verdict(SBX_V_DENY);
+	e = sbx_event_begin(s, cgid, SBX_OP_UNIX_CONNECT, SBX_V_DENY, rule, -EPERM);
+	if (e) {
+		sbx_event_peer(e, other);
+		sbx_event_describe(0, 0);
+		sbx_event_send(e);
+	}
+	return -EPERM;
+}
+
+/* The connecting task's session, recorded on the daemon's end of a
+ * control connection (see struct sbx_ctl_peer). */
+static __always_inline int sbx_record_ctl_peer(struct sbx_session *s, __u64 cgid,
+					       struct sock *newsk)
+{
+	struct sbx_ctl_peer *p;
+
+	if (!newsk)
+		return 0;
+	p = bpf_sk_storage_get(&sbx_ctl_peers, newsk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!p) {
+		/* the daemon would take the request for one from outside */
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return -EPERM;
+	}
+	p->cgid = cgid;
+	p->serial = s->serial;
+	return 0;
+}
+
+/* ---- abstract names ------------------------------------------------------ */
+
+#define SBX_ABSTRACT_MAX	107	/* sun_path less its leading NUL */
+
+struct sbx_actx {
+	struct sbx_tscratch *sc;
+	struct sbx_file_rule *r;	/* the longest prefix rule found */
+	__u64 mask;			/* abstract_len_mask */
+	__u64 h;
+	__u32 len;
+	__u32 policy_id;
+};
+
+/* FNV-1a over the name, keeping the hash of every prefix (policy/hash.c) */
+static long sbx_abstract_hash_step(__u32 i, void *ctx)
+{
+	struct sbx_actx *a = ctx;
+
+	if (i >= a->len)
+		return 1;
+	a->h = (a->h ^ (__u8)a->sc->name[i & SBX_NAME_MAX]) * SBX_FNV_PRIME;
+	if (i < SBX_GLOB_LIT_MAX)
+		a->sc->pre[(i + 1) & 63] = a->h;
+	return 0;
+}
+
+static __always_inline struct sbx_file_rule *
+sbx_abstract_rule(__u32 policy_id, __u8 kind, __u8 len, __u64 hash)
+{
+	struct sbx_name_key k = {
+		.policy_id = policy_id, .kind = kind, .len = len, .hash = hash,
+	};
+
+	return bpf_map_lookup_elem(&sbx_name_rules, &k);
+}
+
+static __always_inline bool sbx_abstract_granted(__u64 cgid, __u64 hash)
+{
+	struct sbx_grant_key k = {};
+	struct sbx_grant *g;
+
+	k.cgid = cgid;
+	k.kind = SBX_GK_ABSTRACT;
+	k.access = SBX_ACC_CONNECT;
+	k.hash = hash;
+	g = bpf_map_lookup_elem(&sbx_grants, &k);
+	return g && (!g->expires_ns || bpf_ktime_get_boot_ns() <= g->expires_ns);
+}
+
+/* Longest "@prefix*" first: step i tries the literal of 63 - i bytes. */
+static long sbx_abstract_prefix_step(__u32 i, void *ctx)
+{
+	struct sbx_actx *a = ctx;
+	__u32 l = SBX_GLOB_LIT_MAX - i;
+
+	if (l == 0)
+		return 1;
+	if (l > a->len || !((a->mask >> l) & 1))
+		return 0;
+	a->r = sbx_abstract_rule(a->policy_id, SBX_NAME_ABSTRACT_PREFIX, l, a->sc->pre[l & 63]);
+	return a->r ? 1 : 0;
+}
+
+/*
+ * A listener outside the session with an abstract name ("@name" in a
+ * policy): the whole name's rule, else the longest "@prefix*" rule, else
+ * the connect default. A socket with no name at all (one end of a
+ * socketpair) is reached only through a descriptor the session already
+ * holds, so it is not a listener anyone can find: allowed.
+ */
+static __always_inline int sbx_abstract_check(struct sbx_session *s, __u64 cgid,
+					      struct sock *other)
+{
+	struct unix_address *addr = BPF_CORE_READ(sbx_unix_sk(other), addr);
+	struct sbx_tscratch *sc;
+	struct sbx_file_rule *r = NULL;
+	struct sbx_actx a = {};
+	struct sbx_event *e;
+	__u32 rule, n;
+	__u8 v;
+	int len, ret;
+
+	if (!addr)
+		return 0;
+	sc = sbx_scratch();
+	if (!sc) {
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return -EPERM;
+	}
+	len = BPF_CORE_READ(addr, len) - (int)sizeof(__kernel_sa_family_t) - 1;
+	if (len < 0)
+		return 0;	/* unbound */
+	n = len > SBX_ABSTRACT_MAX ? SBX_ABSTRACT_MAX : len;
+	/* sun_path[0] is the NUL that makes the name abstract */
+	if (bpf_probe_read_kernel(sc->name, n & 127, (void *)addr +
+				  bpf_core_field_offset(struct unix_address, name) +
+				  __builtin_offsetof(struct sockaddr_un, sun_path) + 1)) {
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return -EPERM;
+	}
+	a.sc = sc;
+	a.len = n;
+	a.h = SBX_FNV_OFFSET;
+	bpf_loop(SBX_ABSTRACT_MAX, sbx_abstract_hash_step, &a, 0);
+
+	a.policy_id = s->pol.policy_id;
+	a.mask = s->pol.abstract_len_mask;
+	r = sbx_abstract_rule(a.policy_id, SBX_NAME_ABSTRACT, 0, a.h);
+	if (!r && a.mask) {
+		bpf_loop(SBX_GLOB_LIT_MAX, sbx_abstract_prefix_step, &a, 0);
+		r = a.r;
+	}
+	if (r && r->verdict[SBX_ACC_CONNECT] != SBX_V_NONE) {
+		v = r->verdict[SBX_ACC_CONNECT];
+		rule = r->rule_id[SBX_ACC_CONNECT];
+	} else {
+		v = s->pol.file_default[SBX_ACC_CONNECT];
+		rule = s->pol.file_default_rule[SBX_ACC_CONNECT];
+		if (v == SBX_V_NONE)
+			v = SBX_V_DENY;
+	}
+	if (v == SBX_V_ASK && (s->pol.flags & SBX_PF_HAS_GRANTS) &&
+	    sbx_abstract_granted(cgid, a.h)) {
+		v = SBX_V_AUDIT;
+		rule = SBX_RULE_GRANT;
+		sbx_stat_inc(SBX_STAT_GRANT_USED);
+	}
+	if (v <= SBX_V_ALLOW)
+		return 0;
+
+	ret = sbx_verdict_ret(v);
+	sbx_count_verdict(v);
+	e = sbx_event_begin(s, cgid, SBX_OP_UNIX_CONNECT, v, rule, ret);
+	if (!e)
+		return ret;
+	e->access = SBX_ACC_CONNECT;
+	e->flags = SBX_EVF_ABSTRACT;
+	e->name_hash = a.h;
+	sbx_event_peer(e, other);
+	/* the raw name, right-aligned like a path; it may hold any byte */
+	e->path_off = (SBX_EVENT_PATH_MAX - 1 - n) & (SBX_EVENT_PATH_MAX - 1);
+	bpf_probe_read_kernel(&e->path[e->path_off & 511], n & 127, sc->name);
+	sbx_event_describe(0, 0);
+	sbx_event_send(e);
+	return ret;
+}
+
+/*
+ * A same-user process outside the session that serves a unix socket (a
+ * tmux server, ssh-agent, the D-Bus session bus, a docker daemon) acts for
+ * whoever connects: the session reaches what the listener can. So a
+ * listener inside the session is always reachable, one outside it only
+ * where the policy's connect rules allow that socket (its path, by the
+ * file walk, or its abstract name). The daemon's own sockets are always
+ * reachable and an approver's never.
+ */
+static __always_inline int sbx_check_unix(struct sock *other, struct sock *newsk)
+{
+	struct unix_sock *u = sbx_unix_sk(other);
+	struct sbx_listener *l;
+	struct sbx_session *s;
+	struct sbx_file_io *io;
+	struct dentry *d;
+	__u64 cgid = 0;
+
+	s = sbx_session_lookup(&cgid);
+	if (!s)
+		return 0;
+	if (!other)
+		return -EPERM;	/* no peer to decide on: fail closed */
+	l = bpf_sk_storage_get(&sbx_listeners, other, 0, 0);
+	if (l && (l->flags & SBX_LISTENER_NEVER))
+		return sbx_refuse_peer(s, cgid, other, SBX_RULE_LISTENER_HIDDEN);
+	if (l && (l->flags & SBX_LISTENER_DAEMON))
+		return (l->flags & SBX_LISTENER_CONTROL) ? sbx_record_ctl_peer(s, cgid, newsk) : 0;
+	if (sbx_sock_session(other) == cgid)
+		return 0;	/* a listener of the session itself */
+
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	d = BPF_CORE_READ(u, path.dentry);
 	if (!d)
-		return 0;
-	/* the daemon's own control socket: how a session asks for things */
-	inode = BPF_CORE_READ(d, d_inode);
-	c = bpf_map_lookup_elem(&sbx_config, &zero);
-	if (c && inode && c->ctl_ino && BPF_CORE_READ(inode, i_ino) == c->ctl_ino &&
-	    BPF_CORE_READ(inode, i_sb, s_dev) == c->ctl_dev)
-		return 0;
-	return sbx_check_file(BPF_CORE_READ(u, path.mnt), d, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
-			      SBX_OP_UNIX_CONNECT);
+		return sbx_abstract_check(s, cgid, other);
+	/* a socket file: the connect rules of its path, not cached (the
+	 * verdict belongs to whoever listens there now) */
+	io = sbx_file_io_get(s, cgid, BPF_CORE_READ(u, path.mnt), d,
+			     SBX_ACCBIT(SBX_ACC_CONNECT), SBX_OP_UNIX_CONNECT);
+	if (!io)
+		return -EPERM;
+	io->peer = (__u64)other;
+	sbx_file_walk(io);
+	return io->v[SBX_ACC_CONNECT] <= SBX_V_ALLOW ? 0 : sbx_file_report(io);
 }
 
 SEC("lsm/unix_stream_connect")
@@ -236,7 +535,7 @@ int BPF_PROG(sbx_unix_stream_connect, struct sock *sock, struct sock *other, str
 {
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	return sbx_check_unix(other);
+	return sbx_check_unix(other, newsk);
 }
 
 SEC("lsm/unix_may_send")
@@ -244,5 +543,5 @@ int BPF_PROG(sbx_unix_may_send, struct socket *sock, struct socket *other, int r
 {
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	return sbx_check_unix(BPF_CORE_READ(other, sk));
+	return sbx_check_unix(other->sk, NULL);
 }

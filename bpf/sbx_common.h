@@ -25,6 +25,7 @@
 #define FMODE_READ	0x1
 #define FMODE_WRITE	0x2
 #define FMODE_EXEC	0x20
+#define __FMODE_EXEC	0x20		/* the open flag of open_exec() */
 #define O_ACCMODE	00000003
 #define O_APPEND	00002000
 #define O_TRUNC		00001000
@@ -127,6 +128,67 @@ SBX_MAP struct {
 	__type(value, __u64);
 } sbx_stats SEC(".maps");
 
+/* listeners the daemon vouches for or hides (see enum sbx_listener_flags) */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sbx_listener);
+} sbx_listeners SEC(".maps");
+
+/* who is at the daemon's end of a control connection (struct sbx_ctl_peer) */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sbx_ctl_peer);
+} sbx_ctl_peers SEC(".maps");
+
+/* ---- names (dns.bpf.c, sbx_dns.h) ---- */
+
+/* session cgroup id -> its resolver's sockets */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct sbx_dns_resolver);
+} sbx_dns_resolvers SEC(".maps");
+
+/* port (host order) of a session's IPv6 resolver on [::1] -> its cgroup id:
+ * no session may name another's (or its own) directly */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u16);
+	__type(value, __u64);
+} sbx_dns_ports SEC(".maps");
+
+/* the destination a redirected socket asked for */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sbx_dns_orig);
+} sbx_dns_sk SEC(".maps");
+
+/* the session that made an inet socket (cgroup/sock_create, dns.bpf.c):
+ * whose a loopback listener is */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} sbx_sk_owner SEC(".maps");
+
+/* (session, address) -> what the session's lookups learned about it */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sbx_learned_key);
+	__type(value, struct sbx_learned);
+} sbx_learned SEC(".maps");
+
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);	/* ~11,000 events of 1.4 KiB */
@@ -160,25 +222,112 @@ SBX_MAP struct {
 	__type(value, struct sbx_vcache);
 } sbx_vcache SEC(".maps");
 
+/* ---- the per-task scratch ------------------------------------------- */
+
+/* Deeper than any real tree; a walk that reaches it is "cannot finish". */
+#define SBX_WALK_MAX	1024
+
 /*
- * Per-CPU scratch: the 512-byte BPF stack cannot hold a name or a path.
+ * The state of one file decision walk (see walk.bpf.c). It lives in the
+ * task's scratch, not on the stack: the verifier does not track what a map
+ * value holds, so every bpf_loop() callback of the walk starts from the
+ * same abstract state and is verified in a few passes. From 6.7 the
+ * verifier re-checks a callback until its states converge; with the walk
+ * state on the stack every level, score and hash made a new state, and
+ * bprm_check went past the 1M instruction limit. Before 6.7 a callback was
+ * checked once and branches never seen taken were dropped; values loaded
+ * from a map are unknown to it, so nothing is dropped there either.
+ */
+struct sbx_walk {
+	__u32 policy_id;
+	__u8  acc_mask;		/* SBX_ACCBIT()s being decided */
+	__u8  max_chain;
+	__u8  builtins;		/* writes: also look for .sandbox and protected inodes */
+	__u8  error;
+	__u8  done;		/* reached the root, or nothing above can matter */
+	__u8  disconnected;	/* ended at a dentry that no mount reaches */
+	__u8  anchor_mask;	/* chain_mask of the inode being looked at */
+	__u8  _pad0;
+	__u16 name_len;		/* length of the component being looked at */
+	__u16 _pad1;
+	__u32 level;
+	__u32 builtin_rule;	/* non-zero: a built-in protection matched */
+	__u32 anchor_dev;
+	__u64 anchor_ino;
+	__u64 h_fwd, h_rev;	/* hashes being computed by the byte steps */
+	__u64 exact_mask, prefix_mask, suffix_mask;
+	__u64 dentry;		/* struct dentry * at the current level */
+	__u64 mnt;		/* struct mount * it belongs to */
+	__u64 best[SBX_ACC_MAX];	/* scores, see sbx_score() */
+	__u64 hash[SBX_CHAIN_MAX];	/* component hash by level % SBX_CHAIN_MAX */
+};
+
+/* The state of one path string being built for an event. */
+struct sbx_pathw {
+	__u64 dentry;
+	__u64 mnt;
+	__u32 off;		/* start of the string in sbx_tscratch.path */
+	__u32 floor;		/* it may not start below this */
+	__u8  trunc;
+	__u8  _pad[7];
+};
+
+/* What one file check carries between its hook and walk.bpf.c. */
+struct sbx_file_io {
+	struct sbx_session s;		/* copy of the session's value */
+	__u64 cgid;
+	__u64 vfsmount;			/* struct vfsmount * */
+	__u64 dentry;			/* the object, maybe a negative dentry */
+	__u8  acc_mask;			/* SBX_ACCBIT()s asked */
+	__u8  walk_trunc;		/* out: the walk could not finish */
+	__u16 op;			/* enum sbx_op, for the event */
+	__u8  v[SBX_ACC_MAX];		/* out: verdict per class, NONE if not asked */
+	__u8  no_cache;			/* out: an error decided; keep it out of the cache */
+	__u32 rule[SBX_ACC_MAX];	/* out: the rule that decided */
+	__u64 peer;			/* struct sock *: a unix listener, for the event */
+};
+
+/*
  * path[] is larger than the event's path so that prepending a component of
  * up to 255 bytes at any offset below 1024 stays provably in bounds.
  */
 #define SBX_SCRATCH_PATH 1280
-struct sbx_scratch {
+
+/*
+ * What a check needs beyond the 512-byte BPF stack: the walk, a name and
+ * its hashes, a path being built, and the event being filled in. It is
+ * task local storage, not a per-CPU array, because a task can be preempted
+ * in the middle of a check (CONFIG_PREEMPT_DYNAMIC kernels booted with
+ * preempt=full, PREEMPT_RT) and another task's check on the same CPU would
+ * then overwrite the walk that decides for the first.
+ */
+struct sbx_tscratch {
+	struct sbx_file_io io;
+	struct sbx_walk walk;
+	struct sbx_pathw pw;
 	char name[SBX_NAME_MAX + 1];
 	__u64 pre[64];		/* prefix hash of the first L bytes, by L */
 	__u64 suf[64];		/* suffix hash of the last L bytes, by L */
 	char path[SBX_SCRATCH_PATH];
+	struct sbx_event ev;
 };
 
 SBX_MAP struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sbx_scratch);
-} sbx_scratch SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sbx_tscratch);
+} sbx_tscratch SEC(".maps");
+
+/*
+ * The current task's scratch, made on first use. NULL only when the
+ * kernel has no memory for it; callers then fail closed.
+ */
+static __always_inline struct sbx_tscratch *sbx_scratch(void)
+{
+	return bpf_task_storage_get(&sbx_tscratch, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
 
 /*
  * Set by the loader before load. Session cgroups are
@@ -188,27 +337,6 @@ SBX_MAP struct {
 extern const volatile __u32 sbx_session_level;
 /* f_mode bit of overlayfs backing files on kernels that have one (0 on 6.1) */
 extern const volatile __u32 sbx_fmode_backing;
-
-/*
- * 0, as a value the verifier cannot know. Kernels before 6.7 verify a
- * bpf_loop() callback once, with the caller's state at the call, and
- * then hard-wire every branch they never saw taken: a field that starts
- * at 0 and changes from one iteration to the next (the walk's level, the
- * path builder's offset) would have its "not 0" branches removed from
- * the program. Starting such fields from this value keeps both sides
- * alive. The map lookup cannot fail (an array of 1); if it did, the
- * callers deny.
- */
-static __always_inline bool sbx_opaque_zero(__u64 *z)
-{
-	__u32 k = 0;
-	struct sbx_config *c = bpf_map_lookup_elem(&sbx_config, &k);
-
-	if (!c)
-		return false;
-	*z = c->opaque_zero;
-	return true;
-}
 
 static __always_inline void sbx_bump_epoch(__u32 k)
 {
@@ -288,12 +416,11 @@ static __always_inline struct sbx_session *sbx_current_session(__u64 *cgid)
 	return sbx_session_lookup(cgid);
 }
 
-/* The session a task belongs to: the id of its cgroup's ancestor at the
- * session level, as bpf_get_current_ancestor_cgroup_id() gives for
- * current. 0 for tasks outside every session. */
-static __always_inline __u64 sbx_task_session(struct task_struct *t)
+/* The session a cgroup is in: the id of its ancestor at the session
+ * level. 0 for cgroups outside every session. */
+static __always_inline __u64 sbx_cgroup_session(struct cgroup *cg)
 {
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	struct cgroup *anc = NULL;
 	__u32 lvl = sbx_session_level;
 
 	if (!cg || BPF_CORE_READ(cg, level) < (int)lvl || lvl > 64)
@@ -303,6 +430,40 @@ static __always_inline __u64 sbx_task_session(struct task_struct *t)
 				  lvl * sizeof(anc)) || !anc)
 		return 0;
 	return BPF_CORE_READ(anc, kn, id);
+}
+
+/* The session a task belongs to, as bpf_get_current_ancestor_cgroup_id()
+ * gives it for current. 0 for tasks outside every session. */
+static __always_inline __u64 sbx_task_session(struct task_struct *t)
+{
+	return sbx_cgroup_session(BPF_CORE_READ(t, cgroups, dfl_cgrp));
+}
+
+/* The session whose process made the socket (its cgroup is recorded when
+ * the socket is made). 0 for sockets of processes outside every session. */
+static __always_inline __u64 sbx_sock_session(struct sock *sk)
+{
+	return sbx_cgroup_session(BPF_CORE_READ(sk, sk_cgrp_data.cgroup));
+}
+
+/* A person's grant for (session, address, port), or for every port. addr:
+ * 4 bytes (AF_INET) or 16, then zeros, as the grant key holds it. */
+static __always_inline bool sbx_addr_granted(__u64 cgid, __u16 family, const __u8 *addr,
+					     __u16 port)
+{
+	struct sbx_grant_key k = {};
+	struct sbx_grant *g;
+
+	k.cgid = cgid;
+	k.kind = family == AF_INET ? SBX_GK_NET4 : SBX_GK_NET6;
+	k.port = port;
+	__builtin_memcpy(k.addr, addr, 16);
+	g = bpf_map_lookup_elem(&sbx_grants, &k);
+	if (!g) {
+		k.port = 0;	/* granted for every port */
+		g = bpf_map_lookup_elem(&sbx_grants, &k);
+	}
+	return g && (!g->expires_ns || bpf_ktime_get_boot_ns() <= g->expires_ns);
 }
 
 static __always_inline int sbx_verdict_ret(__u8 v)
@@ -321,21 +482,20 @@ static __always_inline void sbx_count_verdict(__u8 v)
 }
 
 /*
- * Reserve and pre-fill an event. A full ring buffer is counted, never
- * silent; the verdict itself does not depend on the event being sent.
+ * Start an event in the task's scratch. It is sent whole by
+ * sbx_event_send(); until then any part of the check may add to it (the
+ * path and process context come from event.bpf.c). NULL: no memory for
+ * the scratch; the event is counted as dropped.
  */
-static __always_inline struct sbx_event *
-sbx_event_begin(const struct sbx_session *s, __u64 cgid, __u16 op, __u8 verdict,
-		__u32 rule_id, int ret)
+/* The fields every event has; e is the LSM hooks' scratch or a ring
+ * buffer reservation (the cgroup programs have no task storage). */
+static __always_inline void sbx_event_fill(struct sbx_event *e, const struct sbx_session *s,
+					   __u64 cgid, __u16 op, __u8 verdict, __u32 rule_id,
+					   int ret)
 {
-	struct sbx_event *e;
 	__u64 pt = bpf_get_current_pid_tgid();
 
-	e = bpf_ringbuf_reserve(&sbx_events, sizeof(*e), 0);
-	if (!e) {
-		sbx_stat_inc(SBX_STAT_EVENT_DROPS);
-		return NULL;
-	}
+	__builtin_memset(e, 0, __builtin_offsetof(struct sbx_event, comm));
 	e->ts_ns = bpf_ktime_get_boot_ns();
 	e->cgid = cgid;
 	e->serial = s->serial;
@@ -346,18 +506,7 @@ sbx_event_begin(const struct sbx_session *s, __u64 cgid, __u16 op, __u8 verdict,
 	e->rule_id = rule_id;
 	e->op = op;
 	e->verdict = verdict;
-	e->access = 0;
-	e->flags = 0;
-	e->family = 0;
 	e->ret = ret;
-	e->dev = 0;
-	e->aux = 0;
-	e->ino = 0;
-	e->name_hash = 0;
-	e->port = 0;
-	e->proto = 0;
-	e->_pad0 = 0;
-	__builtin_memset(e->addr, 0, sizeof(e->addr));
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->path_off = SBX_EVENT_PATH_MAX - 1;
 	e->path[SBX_EVENT_PATH_MAX - 1] = 0;
@@ -367,13 +516,56 @@ sbx_event_begin(const struct sbx_session *s, __u64 cgid, __u16 op, __u8 verdict,
 	e->cwd[SBX_EVENT_CTX_MAX - 1] = 0;
 	e->args_len = 0;
 	e->_pad1 = 0;
-	return e;
 }
 
-static __always_inline void sbx_event_submit(struct sbx_event *e)
+static __always_inline struct sbx_event *
+sbx_event_begin(const struct sbx_session *s, __u64 cgid, __u16 op, __u8 verdict,
+		__u32 rule_id, int ret)
 {
-	sbx_stat_inc(SBX_STAT_EVENTS);
-	bpf_ringbuf_submit(e, 0);
+	struct sbx_tscratch *sc = sbx_scratch();
+
+	if (!sc) {
+		sbx_stat_inc(SBX_STAT_EVENT_DROPS);
+		return NULL;
+	}
+	sbx_event_fill(&sc->ev, s, cgid, op, verdict, rule_id, ret);
+	return &sc->ev;
 }
+
+/* A unix socket's listener in the event: its pid (0: not known) in aux
+ * and its socket's inode, from which the daemon finds its exe. */
+static __always_inline void sbx_event_peer(struct sbx_event *e, struct sock *other)
+{
+	struct pid *pid = BPF_CORE_READ(other, sk_peer_pid);
+	struct socket *so = BPF_CORE_READ(other, sk_socket);
+
+	e->flags |= SBX_EVF_PEER;
+	e->aux = pid ? BPF_CORE_READ(pid, numbers[0].nr) : 0;
+	if (so)
+		e->peer_ino = BPF_CORE_READ(so, file, f_inode, i_ino);
+}
+
+/* A full ring buffer is counted, never silent; the verdict itself never
+ * depends on the event being sent. */
+static __always_inline void sbx_event_send(struct sbx_event *e)
+{
+	if (bpf_ringbuf_output(&sbx_events, e, sizeof(*e), 0)) {
+		sbx_stat_inc(SBX_STAT_EVENT_DROPS);
+		return;
+	}
+	sbx_stat_inc(SBX_STAT_EVENTS);
+}
+
+/*
+ * Global functions: the verifier checks each once, on its own, whatever
+ * the state of its callers, so a hook that calls one twice (rename, link)
+ * pays for it once, and a change in one hook cannot multiply the cost of
+ * another.
+ */
+
+/* event.bpf.c: adds to the event in the task's scratch the path of
+ * (vfsmount, dentry) (none for dentry 0) and the process context: exe,
+ * cwd and the start of the command line. */
+int sbx_event_describe(__u64 vfsmount, __u64 dentry);
 
 #endif /* SBX_COMMON_H */

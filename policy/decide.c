@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -52,12 +53,142 @@ static void walk_free(struct walk *w)
 }
 
 /*
- * Resolve the existing prefix of path and split it into nodes. Missing
- * components are matched by name only; ".." in them is lexical.
+ * Resolve path the way open(2) does: component by component, following
+ * every symlink (the last one too: an O_CREAT open of a dangling symlink
+ * creates its target), and ".." from the directory a component resolved
+ * to, not from its name. *real gets the deepest existing directory or
+ * object, *tail the missing names below it ("a/b", or NULL), where ".."
+ * can only be lexical (the kernel would fail the lookup anyway).
  */
+#define RESOLVE_MAX_LINKS 40	/* MAXSYMLINKS */
+
+static int resolve_open(const char *abs, char **real, char **tail)
+{
+	char *todo = strdup(abs), *cur = strdup("/"), *miss = NULL;
+	int links = 0, err = 0;
+
+	*real = *tail = NULL;
+	if (!todo || !cur) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (*todo) {
+		size_t n = strcspn(todo[0] == '/' ? todo + 1 : todo, "/");
+		char *name = strndup(todo[0] == '/' ? todo + 1 : todo, n), *rest, *cand = NULL;
+		char target[PATH_MAX];
+		struct stat st;
+		ssize_t tl;
+
+		if (!name) {
+			err = -ENOMEM;
+			goto out;
+		}
+		rest = strdup(todo + (todo[0] == '/') + n);
+		free(todo);
+		todo = rest;
+		if (!todo) {
+			free(name);
+			err = -ENOMEM;
+			goto out;
+		}
+		if (!*name || !strcmp(name, ".")) {
+			free(name);
+			continue;
+		}
+		if (miss) {
+			/* below a missing name every name is missing too */
+			char *t = NULL;
+
+			if (!strcmp(name, "..")) {
+				char *sl = strrchr(miss, '/');
+
+				if (sl)
+					*sl = 0;
+				else {
+					free(miss);
+					miss = NULL;
+				}
+			} else if (asprintf(&t, "%s/%s", miss, name) < 0) {
+				err = -ENOMEM;
+			} else {
+				free(miss);
+				miss = t;
+			}
+			free(name);
+			if (err)
+				goto out;
+			continue;
+		}
+		if (!strcmp(name, "..")) {
+			char *sl = strrchr(cur, '/');
+
+			if (sl == cur)
+				cur[1] = 0;
+			else if (sl)
+				*sl = 0;
+			free(name);
+			continue;
+		}
+		if (asprintf(&cand, "%s%s%s", cur, strcmp(cur, "/") ? "/" : "", name) < 0) {
+			free(name);
+			err = -ENOMEM;
+			goto out;
+		}
+		if (lstat(cand, &st)) {
+			if (errno != ENOENT && errno != ENOTDIR) {
+				err = -errno;
+				free(name);
+				free(cand);
+				goto out;
+			}
+			miss = name;
+			free(cand);
+			continue;
+		}
+		free(name);
+		if (!S_ISLNK(st.st_mode)) {
+			free(cur);
+			cur = cand;
+			continue;
+		}
+		if (++links > RESOLVE_MAX_LINKS) {
+			free(cand);
+			err = -ELOOP;
+			goto out;
+		}
+		tl = readlink(cand, target, sizeof(target) - 1);
+		free(cand);
+		if (tl < 0) {
+			err = -errno;
+			goto out;
+		}
+		target[tl] = 0;
+		if (target[0] == '/') {
+			free(cur);
+			cur = strdup("/");
+		}
+		if (asprintf(&rest, "%s/%s", target, todo) < 0 || !cur) {
+			err = -ENOMEM;
+			goto out;
+		}
+		free(todo);
+		todo = rest;
+	}
+	*real = cur;
+	*tail = miss;
+	cur = miss = NULL;
+out:
+	free(todo);
+	free(cur);
+	free(miss);
+	return err;
+}
+
+/* Resolve path (see resolve_open) and split it into nodes, the object
+ * first. Missing components are matched by name only. */
 static int walk_build(const char *path, struct walk *w)
 {
-	char *abs = NULL, *cur = NULL, *real = NULL, *tail = NULL, *p;
+	char *abs = NULL, *real = NULL, *tail = NULL, *p;
 	size_t ncomp = 0, k;
 	int err = 0;
 
@@ -76,46 +207,9 @@ static int walk_build(const char *path, struct walk *w)
 		if (!abs)
 			return -ENOMEM;
 	}
-	real = realpath(abs, NULL);
-	if (!real) {
-		/* does not exist (entirely): peel names off a normalised copy */
-		cur = sbx_path_normalize(abs);
-		if (!cur) {
-			err = -ENOMEM;
-			goto out;
-		}
-		for (;;) {
-			char *sl;
-
-			real = realpath(cur, NULL);
-			if (real)
-				break;
-			if (errno != ENOENT && errno != ENOTDIR) {
-				err = -errno;
-				goto out;
-			}
-			sl = strrchr(cur, '/');
-			if (!sl || !strcmp(cur, "/")) {
-				err = -ENOENT;
-				goto out;
-			}
-			/* prepend the name to tail */
-			{
-				char *t = NULL;
-
-				if (asprintf(&t, "%s%s%s", sl + 1, tail ? "/" : "", tail ? tail : "") < 0) {
-					err = -ENOMEM;
-					goto out;
-				}
-				free(tail);
-				tail = t;
-			}
-			if (sl == cur)
-				sl[1] = 0;
-			else
-				*sl = 0;
-		}
-	}
+	err = resolve_open(abs, &real, &tail);
+	if (err)
+		goto out;
 	w->existing = strdup(real);
 	if (asprintf(&w->buf, "%s%s%s", real, tail && strcmp(real, "/") ? "/" : "",
 		     tail ? tail : "") < 0) {
@@ -177,7 +271,6 @@ static int walk_build(const char *path, struct walk *w)
 	}
 out:
 	free(abs);
-	free(cur);
 	free(real);
 	free(tail);
 	if (err) {
@@ -411,16 +504,17 @@ static bool prefix_match(const uint8_t *net, const uint8_t *addr, unsigned bits)
 	return !rem || !((net[full] ^ addr[full]) & (0xff << (8 - rem)));
 }
 
-int sbx_decide_net(const struct sbx_compiled *c, int family, const uint8_t *addr,
-		   uint16_t port, uint8_t proto, struct sbx_decision *out)
+/* The first port rule of the longest prefix covering addr that matches
+ * port and proto, as the kernel's scan finds it; NULL when none does. */
+static const struct sbx_net_port_rule *net_port_rule(const struct sbx_compiled *c, int family,
+						     const uint8_t *addr, uint16_t port,
+						     uint8_t proto)
 {
 	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	const struct sbx_net_rule *best = NULL;
 	uint8_t a[16];
 	unsigned best_bits = 0;
 
-	if (!c || !addr || !out || (family != AF_INET && family != AF_INET6))
-		return -EINVAL;
 	memcpy(a, addr, family == AF_INET ? 4 : 16);
 	if (family == AF_INET6 && !memcmp(a, mapped, 12)) {
 		memmove(a, a + 12, 4);
@@ -449,20 +543,104 @@ int sbx_decide_net(const struct sbx_compiled *c, int family, const uint8_t *addr
 			}
 		}
 	}
-	if (best) {
-		for (uint32_t i = 0; i < best->count && i < SBX_NET_PORT_RULES; i++) {
-			const struct sbx_net_port_rule *r = &best->r[i];
+	for (uint32_t i = 0; best && i < best->count && i < SBX_NET_PORT_RULES; i++) {
+		const struct sbx_net_port_rule *r = &best->r[i];
 
-			if (port >= r->port_lo && port <= r->port_hi && (r->proto == 0 || r->proto == proto)) {
-				set_out(out, r->verdict, r->rule_id, 0, SBX_RANK_EXACT);
-				return 0;
-			}
-		}
+		if (port >= r->port_lo && port <= r->port_hi && (r->proto == 0 || r->proto == proto))
+			return r;
+	}
+	return NULL;
+}
+
+int sbx_decide_net(const struct sbx_compiled *c, int family, const uint8_t *addr,
+		   uint16_t port, uint8_t proto, struct sbx_decision *out)
+{
+	const struct sbx_net_port_rule *r;
+
+	if (!c || !addr || !out || (family != AF_INET && family != AF_INET6))
+		return -EINVAL;
+	r = net_port_rule(c, family, addr, port, proto);
+	if (r) {
+		set_out(out, r->verdict, r->rule_id, 0, SBX_RANK_EXACT);
+		return 0;
 	}
 	if (c->hdr.net_default == SBX_V_NONE)
 		set_out(out, SBX_V_DENY, SBX_RULE_ERROR, -1, SBX_RANK_NONE);
 	else
 		set_out(out, c->hdr.net_default, c->hdr.net_default_rule, -1, SBX_RANK_NONE);
+	return 0;
+}
+
+bool sbx_addr_is_loopback(int family, const uint8_t *a)
+{
+	static const uint8_t any6[16], lo6[16] = { [15] = 1 };
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (family == AF_INET6 && !memcmp(a, mapped, 12))
+		return sbx_addr_is_loopback(AF_INET, a + 12);
+	if (family == AF_INET)
+		return a[0] == 127 || !memcmp(a, any6, 4);
+	return !memcmp(a, lo6, 16) || !memcmp(a, any6, 16);
+}
+
+int sbx_decide_loopback(const struct sbx_compiled *c, int family, const uint8_t *addr,
+			uint16_t port, uint8_t proto, struct sbx_decision *out)
+{
+	const struct sbx_net_port_rule *r;
+
+	if (!c || !addr || !out || (family != AF_INET && family != AF_INET6))
+		return -EINVAL;
+	if (!sbx_addr_is_loopback(family, addr))
+		return -EINVAL;
+	/* as bpf/dns.bpf.c: a rule for this port, not one for every port */
+	r = net_port_rule(c, family, addr, port, proto);
+	if (r && !(r->port_lo == 0 && r->port_hi == 65535) &&
+	    (r->verdict == SBX_V_ALLOW || r->verdict == SBX_V_AUDIT)) {
+		set_out(out, r->verdict, r->rule_id, 0, SBX_RANK_EXACT);
+		return 0;
+	}
+	set_out(out, c->hdr.loopback_outside == SBX_V_NONE ? SBX_V_ASK : c->hdr.loopback_outside,
+		c->hdr.loopback_rule, -1, SBX_RANK_NONE);
+	return 0;
+}
+
+/* ---- abstract unix sockets ------------------------------------------------------------------ */
+
+static const struct sbx_file_rule *name_rule(const struct sbx_compiled *c, uint8_t kind,
+					     uint8_t len, uint64_t hash)
+{
+	struct sbx_name_key k = {
+		.policy_id = c->hdr.policy_id, .kind = kind, .len = len, .hash = hash,
+	};
+	const struct sbx_name_entry *e = bsearch(&k, c->name, c->n_name, sizeof(*c->name),
+						 cmp_name_key);
+
+	return e ? &e->v : NULL;
+}
+
+int sbx_decide_abstract(const struct sbx_compiled *c, const char *name, size_t len,
+			struct sbx_decision *out)
+{
+	const struct sbx_file_rule *r;
+
+	if (!c || !name || !out)
+		return -EINVAL;
+	if (len > 107)
+		len = 107;
+	r = name_rule(c, SBX_NAME_ABSTRACT, 0, sbx_hash_name(name, len));
+	for (size_t l = len < SBX_GLOB_LIT_MAX ? len : SBX_GLOB_LIT_MAX; l > 0 && !r; l--)
+		if ((c->hdr.abstract_len_mask >> l) & 1)
+			r = name_rule(c, SBX_NAME_ABSTRACT_PREFIX, (uint8_t)l, sbx_hash_name(name, l));
+	if (r && r->verdict[SBX_ACC_CONNECT] != SBX_V_NONE) {
+		set_out(out, r->verdict[SBX_ACC_CONNECT], r->rule_id[SBX_ACC_CONNECT], 0,
+			SBX_RANK_EXACT);
+		return 0;
+	}
+	if (c->hdr.file_default[SBX_ACC_CONNECT] == SBX_V_NONE)
+		set_out(out, SBX_V_DENY, SBX_RULE_ERROR, -1, SBX_RANK_NONE);
+	else
+		set_out(out, c->hdr.file_default[SBX_ACC_CONNECT],
+			c->hdr.file_default_rule[SBX_ACC_CONNECT], -1, SBX_RANK_NONE);
 	return 0;
 }
 
@@ -536,5 +714,96 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
 		set_out(out, best_v, best_id, 0, (best_score & 1) ? SBX_RANK_EXACT : SBX_RANK_NAME);
 	else
 		set_out(out, p->cmd_default, p->cmd_default_rule, -1, SBX_RANK_NONE);
+	return 0;
+}
+
+/* ---- names --------------------------------------------------------------------------------- */
+
+bool sbx_host_normalize(const char *in, char *out, size_t outlen)
+{
+	size_t n = in ? strlen(in) : 0, label = 0;
+
+	if (n && in[n - 1] == '.')
+		n--;		/* the root label */
+	if (n == 0 || n > 253 || n + 1 > outlen)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)in[i];
+
+		if (ch == '.') {
+			if (label == 0)
+				return false;	/* empty label */
+			label = 0;
+		} else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+			   ch == '_') {
+			label++;
+		} else if (ch >= 'A' && ch <= 'Z') {
+			ch = (unsigned char)(ch - 'A' + 'a');
+			label++;
+		} else {
+			return false;
+		}
+		if (label > 63)
+			return false;
+		out[i] = (char)ch;
+	}
+	if (label == 0)
+		return false;
+	out[n] = 0;
+	return out[0] != '-';
+}
+
+/* hosts[] is sorted by (name, exact before wildcard): the entries of one name */
+static bool host_range(const struct sbx_compiled *c, const char *name, bool wildcard,
+		       size_t *first, size_t *n)
+{
+	size_t lo = 0, hi = c->n_hosts;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int r = strcmp(c->hosts[mid].name, name);
+
+		if (r < 0 || (r == 0 && !c->hosts[mid].wildcard && wildcard))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	*n = 0;
+	while (lo + *n < c->n_hosts && !strcmp(c->hosts[lo + *n].name, name) &&
+	       c->hosts[lo + *n].wildcard == wildcard)
+		(*n)++;
+	return *n > 0;
+}
+
+int sbx_decide_host(const struct sbx_compiled *c, const char *name,
+		    struct sbx_host_decision *out)
+{
+	char norm[256];
+	const char *p;
+	size_t first = 0, n = 0;
+	bool found;
+
+	memset(out, 0, sizeof(*out));
+	if (!sbx_host_normalize(name, norm, sizeof(norm)))
+		return -EINVAL;
+	/* exact, then "*.parent" from the closest parent up */
+	found = host_range(c, norm, false, &first, &n);
+	for (p = strchr(norm, '.'); !found && p; p = strchr(p + 1, '.'))
+		found = host_range(c, p + 1, true, &first, &n);
+	if (!found) {
+		out->verdict = c->hdr.net_default == SBX_V_NONE ? SBX_V_DENY : c->hdr.net_default;
+		out->rule_id = c->hdr.net_default_rule;
+		return 0;
+	}
+	out->matched = true;
+	out->first = first;
+	out->n = n;
+	out->verdict = SBX_V_MAX;
+	for (size_t i = first; i < first + n; i++)
+		if (c->hosts[i].pr.verdict < out->verdict) {
+			out->verdict = c->hosts[i].pr.verdict;
+			out->rule_id = c->hosts[i].pr.rule_id;
+		}
 	return 0;
 }

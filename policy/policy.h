@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <netinet/in.h>
 #include "bpf/bpfsbx.h"
+#include "lib/names.h"
 
 /* ---- diagnostics --------------------------------------------------------- */
 
@@ -63,9 +64,13 @@ struct sbx_policy_env {
 	sbx_resolve_fn resolve;	/* NULL: getaddrinfo */
 	void *resolve_ctx;
 	const char *resolv_conf;/* for the "resolvers" cidr; NULL: /etc/resolv.conf */
-	/* Added: at most this many directory entries are scanned for hard
+	/* At most this many directory entries are scanned for hard
 	 * links below a denied directory; 0 means SBX_HARDLINK_SCAN_MAX. */
 	size_t hardlink_scan_max;
+	/* No hard-link scan at all: for a connector inside a session, where
+	 * the kernel holds those inode entries and a scan would read the
+	 * very directories the policy asks a person about. */
+	bool no_hardlink_scan;
 };
 
 #define SBX_HARDLINK_SCAN_MAX	100000
@@ -86,7 +91,7 @@ struct sbx_rule_info {
 	char *reason;
 	char *file;
 	int line, col;
-	/* Added: true for the entry a section default made (files.default,
+	/* True for the entry a section default made (files.default,
 	 * network.default, commands.default); pattern is then the field. */
 	bool is_default;
 };
@@ -119,6 +124,40 @@ struct sbx_net4_entry  { struct sbx_net4_key  k; struct sbx_net_rule  v; char *w
 struct sbx_net6_entry  { struct sbx_net6_key  k; struct sbx_net_rule  v; char *what; };
 
 /*
+ * A host rule: an exact name, or "*.name" (strictly below name), with one
+ * port rule. Names are lower case without a trailing dot. Nothing is
+ * resolved when a policy is compiled: the daemon, the sessions' resolver,
+ * decides each query by these and learns the answer's addresses.
+ */
+struct sbx_host_entry {
+	char *name;
+	bool wildcard;
+	struct sbx_net_port_rule pr;
+};
+
+/* network.resolvers and network.dns */
+#define SBX_DNS_MAX_RESOLVERS	8
+struct sbx_dns_upstream {
+	int family;		/* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	uint16_t port;		/* host order; 53 by default */
+};
+
+struct sbx_dns_conf {
+	uint32_t grace_s;		/* added to the answer's TTL (default 300) */
+	uint32_t min_ttl_s;		/* TTLs are raised to this (default 60) */
+	uint32_t max_per_name;		/* addresses learned per name (default 32) */
+	uint32_t max_per_session;	/* addresses learned per session (default 4096) */
+	size_t n_resolvers;		/* 0: the nameservers of /etc/resolv.conf */
+	struct sbx_dns_upstream resolvers[SBX_DNS_MAX_RESOLVERS];
+};
+
+#define SBX_DNS_GRACE_S		300
+#define SBX_DNS_MIN_TTL_S	60
+#define SBX_DNS_MAX_PER_NAME	32
+#define SBX_DNS_MAX_PER_SESSION	4096
+
+/*
  * Entries are sorted by key bytes and unique: the compiled form of a
  * policy is a pure function of the policy and the file system, never of
  * rule order. `what` is a human label (the path or CIDR) for --dump.
@@ -130,10 +169,19 @@ struct sbx_compiled {
 	struct sbx_name_entry  *name;	size_t n_name;
 	struct sbx_net4_entry  *net4;	size_t n_net4;
 	struct sbx_net6_entry  *net6;	size_t n_net6;
+	struct sbx_host_entry  *hosts;	size_t n_hosts;	/* by name, then port rule order */
+	struct sbx_dns_conf dns;
 	struct sbx_protect_key *protect; size_t n_protect; /* policy files */
 	char **protect_what;	/* added: path label of each protect entry */
 	char **scan_dirs;	/* directories scanned for hard links, sorted */
 	size_t n_scan_dirs;
+	/* The object each inode entry was made for, by path: a compile kept
+	 * for later sessions is valid only while every path still leads to
+	 * the same object (a directory deleted and made again has a new
+	 * inode, and the rules below it would be anchored on the old one).
+	 * Sorted by path, each path once. */
+	struct sbx_ident_stamp { char *path; uint32_t dev; uint64_t ino; } *idents;
+	size_t n_idents;
 };
 
 /*
@@ -166,6 +214,40 @@ int sbx_decide_path(const struct sbx_compiled *c, const char *path,
 /* addr: 4 or 16 bytes in network order; port host order; proto 6/17/0 */
 int sbx_decide_net(const struct sbx_compiled *c, int family, const uint8_t *addr,
 		   uint16_t port, uint8_t proto, struct sbx_decision *out);
+/*
+ * How a name is decided (the daemon's resolver, `policy explain HOST`).
+ * The most specific host rule wins: an exact name, then the wildcard with
+ * the longest suffix. Its port rules (first, n) all come along into the
+ * learned addresses; the query itself is decided by the most permissive
+ * of them (a name allowed on any port resolves), so that deny and ask are
+ * answered only for names that are denied or asked on every port. No host
+ * rule: network.default decides the query and no rule comes along.
+ */
+struct sbx_host_decision {
+	uint8_t verdict;		/* of the query */
+	uint32_t rule_id;		/* 0 = network.default */
+	bool matched;			/* a host rule matched */
+	size_t first, n;		/* its entries in c->hosts */
+};
+/* name: as asked (any case, optional trailing dot); -EINVAL if not a name */
+int sbx_decide_host(const struct sbx_compiled *c, const char *name,
+		    struct sbx_host_decision *out);
+/* A host name as policies and the resolver compare them: lower case, no
+ * trailing dot; false if it is not a DNS name (1-253 bytes, labels of
+ * 1-63 bytes of letters, digits, '-' and '_'). */
+bool sbx_host_normalize(const char *in, char *out, size_t outlen);
+
+/* A loopback address (127.0.0.0/8, 0.0.0.0, ::1, ::, v4-mapped): its
+ * listeners are decided by who serves them (bpf/dns.bpf.c). */
+bool sbx_addr_is_loopback(int family, const uint8_t *addr);
+/* A loopback listener outside the session: a rule that names the port and
+ * allows it, else network.loopback. -EINVAL when addr is not loopback. */
+int sbx_decide_loopback(const struct sbx_compiled *c, int family, const uint8_t *addr,
+			uint16_t port, uint8_t proto, struct sbx_decision *out);
+/* An abstract unix socket's name (without its leading NUL), as
+ * bpf/network.bpf.c decides a listener outside the session. */
+int sbx_decide_abstract(const struct sbx_compiled *c, const char *name, size_t len,
+			struct sbx_decision *out);
 /* The commands section (connectors' static classification). */
 int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
 		       struct sbx_decision *out);
@@ -173,9 +255,44 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
 /* ---- helpers shared with the daemon and the tests ------------------------- */
 
 /* Kernel identity of a path: (sb->s_dev, i_ino) as the BPF programs see
- * them, from /proc/self/fdinfo and /proc/self/mountinfo. */
+ * them, from one statx where that is the kernel's pair, else from
+ * /proc/self/fdinfo and /proc/self/mountinfo (policy/identity.c). */
 int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
 int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino);
+/* The two ways sbx_kident() takes (for the test that compares them):
+ * one statx where the file system reports the kernel's pair (0; 1 when it
+ * does not, or the mount is not known yet), and O_PATH + fdinfo. */
+int sbx_kident_fast(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
+int sbx_kident_slow(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
+
+/*
+ * What a path names without following a symlink at its last component
+ * (directories before it are followed): the kernel identity, the file
+ * type ("file", "dir", "symlink", "char", "block", "fifo", "socket") and
+ * the number of hard links. 0 or -errno.
+ */
+struct sbx_objid {
+	uint32_t dev;
+	uint64_t ino;
+	const char *type;	/* static string */
+	unsigned long nlink;
+	/* birth time "SEC.NSEC" (statx), "" where the file system has none: an
+	 * inode number freed and given to a new file is a different object */
+	char btime[40];
+};
+int sbx_objid_nofollow(const char *path, struct sbx_objid *id);
+
+/*
+ * A grant is for the object a person saw: does path still lead, without
+ * following a final symlink, to (dev, ino) of type type (NULL: any)? For
+ * a name that did not exist yet (new_name), (dev, ino) is its directory's
+ * and the name must not have become a symlink. A regular file with more
+ * than one hard link is refused too: a grant on its inode would also
+ * grant names the person never saw. 0, or -ESTALE / -EMLINK / -EINVAL
+ * with *why (malloc'd) in words for the person.
+ */
+int sbx_objid_check(const char *path, bool new_name, uint32_t dev, uint64_t ino,
+		    const char *type, const char *btime, char **why);
 
 /* getaddrinfo() into sbx_addr (the default resolver). 0, or -1 with *why. */
 int sbx_resolve_system(const char *host, struct sbx_addr **out, size_t *n, const char **why);
@@ -184,9 +301,7 @@ uint64_t sbx_hash_name(const char *s, size_t len);	/* component hash */
 uint64_t sbx_hash_suffix(const char *lit, size_t len);	/* reversed bytes */
 uint64_t sbx_hash_chain(const char *const *names, size_t m);	/* top-down */
 
-const char *sbx_verdict_name(uint8_t v);		/* "allow", ... */
-int sbx_verdict_parse(const char *s);			/* -1 if unknown */
-const char *sbx_access_name(enum sbx_access a);		/* "read", ... */
+/* sbx_verdict_name(), sbx_access_name() and the other ABI names: lib/names.h */
 
 /* ---- the parsed policy: for the policy compiler and its tests only ------------ */
 
@@ -198,6 +313,8 @@ enum sbx_path_shape {
 	SBX_PAT_NAME_PREFIX,	/* "lit*" anywhere */
 	SBX_PAT_NAME_SUFFIX,	/* "*lit" anywhere */
 	SBX_PAT_PROC,		/* /proc/<pid>/{environ,mem,fd} of other processes */
+	SBX_PAT_ABSTRACT,	/* "@name": an abstract unix socket (connect only) */
+	SBX_PAT_ABSTRACT_PREFIX,/* "@lit*" */
 };
 
 /* Where a value came from, for diagnostics that compile emits. */
@@ -226,7 +343,7 @@ enum sbx_net_item_kind { SBX_NI_HOST, SBX_NI_CIDR, SBX_NI_RESOLVERS };
 
 struct sbx_net_item {
 	enum sbx_net_item_kind kind;
-	char *text;		/* as written */
+	char *text;		/* as written; HOST: normalised, "*." kept */
 	int family;		/* CIDR: AF_INET or AF_INET6 (v4-mapped made v4) */
 	uint8_t addr[16];
 	uint8_t bits;
@@ -238,7 +355,7 @@ struct sbx_port_range { uint16_t lo, hi; };
 struct sbx_nrule {
 	uint32_t id;
 	uint8_t verdict;
-	uint8_t proto;		/* 0 any, 6, 17 */
+	uint8_t proto;		/* 0 any, IPPROTO_TCP, IPPROTO_UDP */
 	struct sbx_net_item *items;
 	size_t n_items;
 	struct sbx_port_range *ports;	/* none: any port */
@@ -255,6 +372,7 @@ struct sbx_crule {
 };
 
 struct sbx_policy {
+	struct sbx_dns_conf dns;	/* network.resolvers, network.dns */
 	struct sbx_rule_info *rules;	/* rules[id - 1] */
 	size_t n_rules;
 	struct sbx_frule *frules;	size_t n_frules;
@@ -267,6 +385,12 @@ struct sbx_policy {
 	uint8_t cmd_default;
 	uint32_t cmd_default_rule;
 	uint32_t sandbox_flags;		/* SBX_PF_ALLOW_* from sandbox: */
+	uint64_t family_allow;		/* sandbox.socket_families */
+	uint32_t netlink_allow;		/* sandbox.netlink */
+	char **keep_env;		/* sandbox.keep_env: handles `run` keeps */
+	size_t n_keep_env;
+	uint8_t loopback_verdict;	/* network.loopback */
+	uint32_t loopback_rule;
 	char **sources;			/* realpaths, root of the chain first */
 	size_t n_sources;
 	/* copy of the environment, for compile */
@@ -274,6 +398,7 @@ struct sbx_policy {
 	sbx_resolve_fn resolve;
 	void *resolve_ctx;
 	size_t hardlink_scan_max;
+	bool no_hardlink_scan;
 };
 
 /* Diagnostics helpers (policy/diag.c). */

@@ -766,6 +766,24 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 		return -EBADMSG;
 	}
 
+	/* An approval after the deadline is refused, daemon or not: with no
+	 * daemon to expire requests, the deadline is checked here, and the
+	 * request is denied as expired instead. */
+	struct sbx_decision_rec late;
+	bool overdue = false;
+	{
+		time_t dl;
+
+		if (d->approve && !d->expired &&
+		    sbx_time_parse(json_string_value(json_object_get(j, "deadline")), &dl) == 0 &&
+		    time(NULL) > dl) {
+			late = (struct sbx_decision_rec){ .approve = false, .scope = SBX_SCOPE_ONCE,
+				.by = "bpfsbx", .note = "no decision before the deadline",
+				.expired = true };
+			d = &late;
+			overdue = true;
+		}
+	}
 	at = sbx_time_rfc3339(time(NULL));
 	dec = json_pack("{s:s, s:s, s:s, s:s}",
 			"verdict", d->approve ? "approve" : "deny",
@@ -801,14 +819,19 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 		return rc;
 	}
 	if (unlinkat(q->fd[src], name, 0) == 0) {
-		sbx_queue_crash_point();	/* 6: request removed */
+		sbx_crash_point();	/* 6: request removed */
 		fsync(q->fd[src]);
-		sbx_queue_crash_point();	/* 7: removal on disk */
+		sbx_crash_point();	/* 7: removal on disk */
 	}
 	/* if someone claimed it while we decided it unclaimed, the claim
 	 * is now stale; recovery would remove it too */
 	if (src == SUB_PENDING)
 		unlinkat(q->fd[SUB_CLAIMED], name, 0);
+	if (overdue) {
+		sbx_queue_set_err(err, "%s: its deadline has passed: it is denied (expired), not "
+				  "approved; the agent has to ask again", id);
+		return -ETIMEDOUT;
+	}
 	return 0;
 }
 
@@ -1060,19 +1083,11 @@ out:
 
 /* ---- waiting for a decision ------------------------------------------ */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int sbx_queue_wait_done(struct sbx_queue *q, const char *id, int timeout_ms,
 			json_t **done, char **err)
 {
 	char name[SBX_ID_MAX + 8], path[64], *why = NULL;
-	int64_t end = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+	int64_t end = sbx_now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
 	int ifd, rc = -ETIMEDOUT;
 	enum read_status r;
 	struct stat st;
@@ -1115,7 +1130,7 @@ int sbx_queue_wait_done(struct sbx_queue *q, const char *id, int timeout_ms,
 		 * waiting for a valid one */
 		free(why);
 		why = NULL;
-		left = end - now_ms();
+		left = end - sbx_now_ms();
 		if (left <= 0) {
 			sbx_queue_set_err(err, "%s: no decision within %d ms", id, timeout_ms);
 			rc = -ETIMEDOUT;

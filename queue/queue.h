@@ -37,6 +37,8 @@
 #include <sys/types.h>
 #include <time.h>
 #include <jansson.h>
+#include "lib/clock.h"
+#include "lib/fileio.h"
 
 #define SBX_QUEUE_VERSION 1
 #define SBX_DEFAULT_DEADLINE_S 600	/* unanswered requests are denied after */
@@ -151,6 +153,9 @@ int sbx_scope_parse(const char *s);	/* -1 if unknown */
  *   - kind: file            # file | exec | net
  *     path: /home/u/.aws/credentials
  *     access: read
+ *     dev: 2049             # the object the person saw (kernel identity)
+ *     ino: 131077
+ *     type: file
  *     request: ID
  *     by: alice
  *     at: 2026-11-30T10:15:03Z
@@ -162,12 +167,23 @@ int sbx_scope_parse(const char *s);	/* -1 if unknown */
  * malformed files are reported with line:column, never half-applied.
  */
 struct sbx_remembered {
-	char *kind;		/* "file", "exec", "net" */
+	char *kind;		/* "file", "exec", "net", "host" */
 	char *path;		/* file, exec */
 	char *access;		/* file */
 	char *addr;		/* net */
-	int port;		/* net; 0 = any */
+	char *host;		/* host: a name the agent asked for ahead, resolved
+				 * by the daemon when a session starts */
+	int port;		/* net, host; 0 = any */
 	char *request, *by, *at;
+	/* file, exec: the object the person saw (dev, ino as the kernel
+	 * names it; type). A later session applies the entry only while the
+	 * path still leads there without following a final symlink. For a
+	 * name that did not exist yet (new_name), dev/ino are its directory's. */
+	bool has_ident, new_name;
+	bool seen_dev, seen_ino;	/* parser's bookkeeping */
+	uint32_t dev;
+	uint64_t ino;
+	char *type, *btime;
 };
 
 int sbx_remembered_load(struct sbx_queue *q, struct sbx_remembered **v, size_t *n,
@@ -271,6 +287,7 @@ struct sbx_resolve_opts {
 	const char *note;
 	const char *by;		/* NULL: the caller's user name */
 	int cmd_timeout_s;	/* 0: SBX_CMD_TIMEOUT_S */
+	bool interactive;	/* a person at a terminal: a command runs as them, there */
 	/* called after the claim, before a command runs (may be NULL) */
 	void (*on_run)(void *arg, const json_t *req);
 	void *arg;
@@ -282,11 +299,19 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
  * Run an approved command request outside the agent: /bin/sh -c TEXT in
  * the request's cwd (else the project dir), stdin /dev/null, stdout and
  * stderr into out/ID.txt (cut at SBX_CMD_OUTPUT_MAX), killed after
- * timeout_s. Run as root, the command drops to the owner of .sandbox.
+ * timeout_s. interactive: stdin is the terminal and the output is also
+ * shown there. The result has the exit status, the output's SHA-256 and
+ * the user it ran as.
  * *result is the decision's "result" object.
  */
 int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
-			  json_t **result, char **err);
+			  bool interactive, json_t **result, char **err);
+/* Who an approved command runs as (see queue/resolve.c): interactive, the
+ * person at the terminal; else the project's owner, and root only when
+ * the agent (agent_uid, -1: unknown) is root too (-EPERM with *err).
+ * *name is malloc'd. */
+int sbx_queue_command_user(struct sbx_queue *q, bool interactive, long long agent_uid,
+			   uid_t *uid, gid_t *gid, char **name, char **err);
 
 /* remembered.yaml from and to memory (sbx_remembered_load/add use these);
  * errors read "remembered.yaml:LINE:COL: what". *text is NUL terminated. */
@@ -314,49 +339,7 @@ int sbx_audit_sync(struct sbx_audit *a);
 
 /* ---- building blocks, shared by queue/ and by tools built on it ---------- */
 
-/* openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
- * returns the fd or -errno (-ELOOP: a symlink on the way). */
-int sbx_openat_beneath(int dirfd, const char *path, int flags, mode_t mode);
-/* mkdir (0700) if missing and open the directory beneath dirfd; a new
- * directory gets uid/gid ((uid_t)-1: unchanged). Returns fd or -errno. */
-int sbx_opendir_beneath(int dirfd, const char *name, bool create,
-			uid_t uid, gid_t gid);
-
-enum sbx_write_mode {
-	SBX_W_NOREPLACE,	/* fail with -EEXIST if name exists */
-	SBX_W_REPLACE,		/* replace (or create) name */
-	SBX_W_EXISTING,		/* replace name only if it exists (-ENOENT) */
-	SBX_W_REPLACE_NOSYNC,	/* replace, atomic but without any fsync: what a
-				 * machine crash may lose is rebuilt or advisory */
-};
-/* Temporary file ".tmp-NAME-PID-RAND" in dirfd, write, fsync, rename,
- * fsync of the directory. Mode 0600, owned by uid/gid when not -1. */
-int sbx_write_atomic(int dirfd, const char *name, const void *buf, size_t len,
-		     enum sbx_write_mode mode, uid_t uid, gid_t gid);
-/* Read a regular file beneath dirfd (never a fifo, device or symlink:
- * -ENOTSUP), at most max bytes (-EFBIG beyond). *buf is NUL terminated. */
 /* *err = malloc'd message (replacing one already there); no-op if !err */
 void sbx_queue_set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int sbx_read_file_at(int dirfd, const char *name, size_t max, char **buf,
-		     size_t *len, struct stat *st);
-
-/* renameat2(RENAME_NOREPLACE), or link+unlink where the fs lacks it */
-int sbx_rename_noreplace(int dirfd, const char *from, int todirfd, const char *to);
-
-/* "2026-11-30T10:15:03Z" (malloc'd) and its parser (also accepts
- * fractional seconds and +HH:MM offsets). */
-char *sbx_time_rfc3339(time_t t);
-int sbx_time_parse(const char *s, time_t *t);
-
-/* One step of a write sequence: a no-op outside unit tests. */
-void sbx_queue_crash_point(void);
-
-#ifdef SBX_UNIT_TEST
-/* Test hook: the write paths count their steps (tmp created, written,
- * fsynced, renamed, directory fsynced; decide: claim removed) and
- * raise(SIGKILL) when the count reaches sbx_test_crash_at (0: never). */
-extern int sbx_test_crash_at;
-extern int sbx_test_crash_step;
-#endif
 
 #endif

@@ -32,9 +32,12 @@ void sbx_remembered_free(struct sbx_remembered *v, size_t n)
 		free(v[i].path);
 		free(v[i].access);
 		free(v[i].addr);
+		free(v[i].host);
 		free(v[i].request);
 		free(v[i].by);
 		free(v[i].at);
+		free(v[i].type);
+		free(v[i].btime);
 	}
 	free(v);
 }
@@ -102,13 +105,13 @@ static bool one_of(const char *s, const char *const *set)
 /* one "- kind: ..." mapping; the current event is its MAPPING_START */
 static int parse_entry(struct parse *ps, struct sbx_remembered *r)
 {
-	static const char *const kinds[] = { "file", "exec", "net", NULL };
+	static const char *const kinds[] = { "file", "exec", "net", "host", NULL };
 	static const char *const accesses[] = { "read", "write", "exec", NULL };
 	yaml_mark_t start = ps->ev.start_mark;
 	int rc;
 
 	for (;;) {
-		char **slot = NULL;
+		char **slot = NULL, keybuf[72];
 		const char *key;
 
 		if ((rc = next(ps)))
@@ -117,7 +120,9 @@ static int parse_entry(struct parse *ps, struct sbx_remembered *r)
 			break;
 		if (ps->ev.type != YAML_SCALAR_EVENT)
 			return bad(ps, "expected a key");
-		key = scalar(ps);
+		/* the key's text dies with its event: keep a copy */
+		snprintf(keybuf, sizeof(keybuf), "%s", scalar(ps));
+		key = keybuf;
 		if (!strcmp(key, "kind"))
 			slot = &r->kind;
 		else if (!strcmp(key, "path"))
@@ -126,23 +131,62 @@ static int parse_entry(struct parse *ps, struct sbx_remembered *r)
 			slot = &r->access;
 		else if (!strcmp(key, "addr"))
 			slot = &r->addr;
+		else if (!strcmp(key, "host"))
+			slot = &r->host;
 		else if (!strcmp(key, "request"))
 			slot = &r->request;
 		else if (!strcmp(key, "by"))
 			slot = &r->by;
 		else if (!strcmp(key, "at"))
 			slot = &r->at;
-		else if (strcmp(key, "port")) {
-			char msg[160];
+		else if (!strcmp(key, "type"))
+			slot = &r->type;
+		else if (!strcmp(key, "btime"))
+			slot = &r->btime;
+		else if (strcmp(key, "port") && strcmp(key, "dev") && strcmp(key, "ino") &&
+			 strcmp(key, "new_name")) {
+			char msg[200];
 
 			snprintf(msg, sizeof(msg), "unknown key \"%.60s\" (known: kind, path, "
-				 "access, addr, port, request, by, at)", key);
+				 "access, addr, host, port, dev, ino, type, btime, new_name, request, "
+				 "by, at)", key);
 			return bad(ps, msg);
 		}
 		if ((rc = next(ps)))
 			return rc;
 		if (ps->ev.type != YAML_SCALAR_EVENT)
 			return bad(ps, "expected a plain value (text or number)");
+		if (!slot && strcmp(key, "port")) {
+			const char *val = scalar(ps);
+			char *end = NULL;
+			unsigned long long x;
+
+			if (!strcmp(key, "new_name")) {
+				if (strcmp(val, "true") && strcmp(val, "false"))
+					return bad(ps, "new_name must be true or false");
+				r->new_name = !strcmp(val, "true");
+				continue;
+			}
+			errno = 0;
+			x = strtoull(val, &end, 10);
+			if (!*val || *val == '-' || *end || errno ||
+			    (!strcmp(key, "dev") && x > 0xffffffffull))
+				return bad(ps, !strcmp(key, "dev") ?
+					   "dev must be a number from 0 to 4294967295" :
+					   "ino must be a non-negative number");
+			if (!strcmp(key, "dev")) {
+				if (r->seen_dev)
+					return bad(ps, "key given twice");
+				r->seen_dev = true;
+				r->dev = (uint32_t)x;
+			} else {
+				if (r->seen_ino)
+					return bad(ps, "key given twice");
+				r->seen_ino = true;
+				r->ino = x;
+			}
+			continue;
+		}
 		if (slot) {
 			if (*slot)
 				return bad(ps, "key given twice");
@@ -160,22 +204,34 @@ static int parse_entry(struct parse *ps, struct sbx_remembered *r)
 	if (!r->kind)
 		return bad(ps, "entry has no \"kind\"");
 	if (!one_of(r->kind, kinds))
-		return bad(ps, "kind must be file, exec or net");
-	if (!strcmp(r->kind, "net")) {
-		if (!r->addr)
-			return bad(ps, "a net entry needs \"addr\"");
-		if (r->path || r->access)
-			return bad(ps, "a net entry has no \"path\" or \"access\"");
+		return bad(ps, "kind must be file, exec, net or host");
+	if (!strcmp(r->kind, "net") || !strcmp(r->kind, "host")) {
+		bool net = !strcmp(r->kind, "net");
+
+		if (net ? !r->addr : !r->host)
+			return bad(ps, net ? "a net entry needs \"addr\"" :
+					     "a host entry needs \"host\"");
+		if (r->path || r->access || (net ? r->host != NULL : r->addr != NULL))
+			return bad(ps, net ? "a net entry has no \"path\", \"access\" or \"host\"" :
+					     "a host entry has no \"path\", \"access\" or \"addr\"");
 	} else {
 		if (!r->path || !r->path[0])
 			return bad(ps, "a file or exec entry needs \"path\"");
-		if (r->addr || r->port != -1)
-			return bad(ps, "a file or exec entry has no \"addr\" or \"port\"");
+		if (r->addr || r->host || r->port != -1)
+			return bad(ps, "a file or exec entry has no \"addr\", \"host\" or \"port\"");
 		if (!strcmp(r->kind, "file") && !one_of(r->access, accesses))
 			return bad(ps, "a file entry needs \"access\": read, write or exec");
 		if (!strcmp(r->kind, "exec") && r->access && strcmp(r->access, "exec"))
 			return bad(ps, "an exec entry's access can only be exec");
+		if (r->seen_dev != r->seen_ino)
+			return bad(ps, "a file or exec entry needs both \"dev\" and \"ino\", or "
+				   "neither");
+		r->has_ident = r->seen_dev;
 	}
+	if ((r->seen_dev || r->seen_ino || r->type || r->btime || r->new_name) &&
+	    (!strcmp(r->kind, "net") || !strcmp(r->kind, "host")))
+		return bad(ps, "only file and exec entries have \"dev\", \"ino\", \"type\" or "
+			   "\"new_name\"");
 	if (r->port == -1)
 		r->port = 0;
 	return 0;
@@ -394,11 +450,27 @@ static int emit_all(yaml_emitter_t *e, const struct sbx_remembered *v, size_t n)
 		EMIT(yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
 							 YAML_BLOCK_MAPPING_STYLE));
 		if ((rc = emit_kv(e, "kind", r->kind)) || (rc = emit_kv(e, "path", r->path)) ||
-		    (rc = emit_kv(e, "access", r->access)) || (rc = emit_kv(e, "addr", r->addr)))
+		    (rc = emit_kv(e, "access", r->access)) || (rc = emit_kv(e, "addr", r->addr)) ||
+		    (rc = emit_kv(e, "host", r->host)))
 			return rc;
-		if (r->kind && !strcmp(r->kind, "net")) {
+		if (r->kind && (!strcmp(r->kind, "net") || !strcmp(r->kind, "host"))) {
 			snprintf(port, sizeof(port), "%d", r->port);
 			if ((rc = emit_scalar(e, "port", false)) || (rc = emit_scalar(e, port, true)))
+				return rc;
+		}
+		if (r->has_ident) {
+			char num[32];
+
+			snprintf(num, sizeof(num), "%u", r->dev);
+			if ((rc = emit_scalar(e, "dev", false)) || (rc = emit_scalar(e, num, true)))
+				return rc;
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)r->ino);
+			if ((rc = emit_scalar(e, "ino", false)) || (rc = emit_scalar(e, num, true)))
+				return rc;
+			if ((rc = emit_kv(e, "type", r->type)) || (rc = emit_kv(e, "btime", r->btime)))
+				return rc;
+			if (r->new_name && ((rc = emit_scalar(e, "new_name", false)) ||
+					    (rc = emit_scalar(e, "true", true))))
 				return rc;
 		}
 		if ((rc = emit_kv(e, "request", r->request)) || (rc = emit_kv(e, "by", r->by)) ||
@@ -448,7 +520,7 @@ int sbx_remembered_format(const struct sbx_remembered *v, size_t n, char **text,
 static bool same_object(const struct sbx_remembered *a, const struct sbx_remembered *b)
 {
 #define EQ(f) ((!a->f && !b->f) || (a->f && b->f && !strcmp(a->f, b->f)))
-	return EQ(kind) && EQ(path) && EQ(access) && EQ(addr) && a->port == b->port;
+	return EQ(kind) && EQ(path) && EQ(access) && EQ(addr) && EQ(host) && a->port == b->port;
 #undef EQ
 }
 
@@ -480,9 +552,32 @@ int sbx_remembered_add(struct sbx_queue *q, const struct sbx_remembered *r, char
 		 * person's, and its entries would be lost */
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (same_object(&v[i], r))
+	for (size_t i = 0; i < n; i++) {
+		struct sbx_remembered *o = &v[i];
+
+		if (!same_object(o, r))
+			continue;
+		if (o->has_ident == r->has_ident && o->dev == r->dev && o->ino == r->ino &&
+		    o->new_name == r->new_name)
 			goto out;	/* already remembered */
+		/* approved again for what the path leads to now: the entry
+		 * names the new object, the old one is no longer granted */
+		o->has_ident = r->has_ident;
+		o->new_name = r->new_name;
+		o->dev = r->dev;
+		o->ino = r->ino;
+		free(o->type);
+		free(o->btime);
+		o->btime = r->btime ? strdup(r->btime) : NULL;
+		free(o->request);
+		free(o->by);
+		free(o->at);
+		o->type = r->type ? strdup(r->type) : NULL;
+		o->request = r->request ? strdup(r->request) : NULL;
+		o->by = r->by ? strdup(r->by) : NULL;
+		o->at = r->at ? strdup(r->at) : NULL;
+		goto write;
+	}
 	nv = realloc(v, (n + 1) * sizeof(*v));
 	if (!nv) {
 		rc = -ENOMEM;
@@ -495,14 +590,20 @@ int sbx_remembered_add(struct sbx_queue *q, const struct sbx_remembered *r, char
 		bool oom = false;
 
 #define DUP(f) do { if (r->f && !(e->f = strdup(r->f))) oom = true; } while (0)
-		DUP(kind); DUP(path); DUP(access); DUP(addr); DUP(request); DUP(by); DUP(at);
+		DUP(kind); DUP(path); DUP(access); DUP(addr); DUP(host); DUP(request); DUP(by);
+		DUP(at); DUP(type); DUP(btime);
 #undef DUP
 		e->port = r->port;
+		e->has_ident = r->has_ident;
+		e->new_name = r->new_name;
+		e->dev = r->dev;
+		e->ino = r->ino;
 		if (oom) {
 			rc = -ENOMEM;
 			goto out;
 		}
 	}
+write:
 	rc = sbx_remembered_format(v, n, &text, &len);
 	if (rc) {
 		sbx_queue_set_err(err, "remembered.yaml: cannot render: %s", strerror(-rc));

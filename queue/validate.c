@@ -118,10 +118,12 @@ static bool want_time(const json_t *o, const char *key, bool required,
 	return true;
 }
 
-static const char *const kinds[] = { "file", "exec", "net", "command", "access", NULL };
-static const char *const accesses[] = { "read", "write", "exec", NULL };
+static const char *const kinds[] = { "file", "exec", "net", "command", "access", "host", NULL };
+static const char *const accesses[] = { "read", "write", "exec", "connect", NULL };
 static const char *const families[] = { "ipv4", "ipv6", NULL };
 static const char *const protos[] = { "tcp", "udp", "any", NULL };
+static const char *const ftypes[] = { "file", "dir", "symlink", "char", "block", "fifo",
+				      "socket", "unknown", NULL };
 
 static bool check_process(const json_t *p, char **why)
 {
@@ -163,7 +165,11 @@ static bool check_object(const char *kind, const json_t *o, char **why)
 		    !want_enum(o, "access", !strcmp(kind, "file"), accesses, w, why) ||
 		    !want_int(o, "dev", false, 0, 0xffffffffLL, w, why) ||
 		    !want_int(o, "ino", false, 0, INT64_MAX, w, why) ||
-		    !want_str(o, "new_name", false, false, w, why))
+		    !want_bool(o, "new_name", w, why) ||
+		    !want_bool(o, "abstract", w, why) ||
+		    !want_enum(o, "type", false, ftypes, w, why) ||
+		    !want_int(o, "nlink", false, 0, INT64_MAX, w, why) ||
+		    !want_str(o, "btime", false, false, w, why))
 			return false;
 		v = json_object_get(o, "name_hash");
 		/* a 64-bit hash may not fit a JSON integer: hex string too */
@@ -190,10 +196,26 @@ static bool check_object(const char *kind, const json_t *o, char **why)
 		return want_str(o, "command", true, true, w, why) &&
 		       want_str(o, "cwd", false, false, w, why);
 	}
+	/* host: the resolver asked about a name (the person sees the name) */
+	if (!strcmp(kind, "host"))
+		return want_str(o, "host", true, true, w, why) &&
+		       want_int(o, "port", false, 0, 65535, w, why);
 	/* access: asked ahead by the agent, a path or a host */
 	if (json_object_get(o, "path")) {
+		/* identity fields are the daemon's, filled in when it files the
+		 * request (the agent's own are dropped) */
 		return want_str(o, "path", true, true, w, why) &&
-		       want_enum(o, "access", true, accesses, w, why);
+		       want_enum(o, "access", true, accesses, w, why) &&
+		       want_int(o, "dev", false, 0, 0xffffffffLL, w, why) &&
+		       want_int(o, "ino", false, 0, INT64_MAX, w, why) &&
+		       want_bool(o, "new_name", w, why) &&
+		       want_enum(o, "type", false, ftypes, w, why) &&
+		       want_int(o, "nlink", false, 0, INT64_MAX, w, why) &&
+		       want_str(o, "btime", false, false, w, why) &&
+		       (!json_object_get(o, "name_hash") ||
+			json_is_integer(json_object_get(o, "name_hash")) ||
+			json_is_string(json_object_get(o, "name_hash")) ||
+			fail(why, "object: \"name_hash\" must be an integer or a string"));
 	}
 	if (json_object_get(o, "host")) {
 		return want_str(o, "host", true, true, w, why) &&
@@ -250,7 +272,8 @@ bool sbx_queue_validate_request(const json_t *req, const char *expect_id, char *
 	    !want_str(req, "session", false, false, "", why) ||
 	    !want_str(req, "project", false, false, "", why) ||
 	    !want_int(req, "count", true, 1, INT64_MAX, "", why) ||
-	    !want_str(req, "agent_reason", false, false, "", why))
+	    !want_str(req, "agent_reason", false, false, "", why) ||
+	    !want_str(req, "notice", false, false, "", why))
 		return false;
 	kind = json_string_value(json_object_get(req, "kind"));
 	return check_process(json_object_get(req, "process"), why) &&

@@ -1,7 +1,7 @@
 // Helpers for the end-to-end tests: scratch folders, the bpfsbx binary,
 // a scripted approver that answers the folder queue with `bpfsbx approve`
 // and `bpfsbx deny`, and child processes with time limits.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -78,9 +78,9 @@ export function approver(project, answer, env = {}) {
 }
 
 // Run a program, collect output, kill it after ms.
-export function run(cmd, args, { env = process.env, cwd, input, ms = 120000 } = {}) {
+export function run(cmd, args, { env = process.env, cwd, input, ms = 120000, uid, gid } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env, cwd, uid, gid, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '', err = '', timedOut = false;
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
@@ -124,4 +124,31 @@ export function diffSnapshots(a, b) {
     if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) diffs.push(k);
   }
   return diffs;
+}
+
+// The approver of the privileged-command tests: a user who may run exactly
+// `sudo -n true` (a NOPASSWD sudoers entry for /usr/bin/true), the owner of
+// the project. Needs root and sudo; returns {skip} otherwise. cleanup()
+// removes the sudoers entry again (the user stays, unprivileged).
+export const E2E_USER = 'bpfsbx-e2e';
+export function sudoApprover() {
+  if (process.getuid() !== 0) return { skip: 'needs root to create the approver and its sudoers entry' };
+  if (spawnSync('sh', ['-c', 'command -v sudo && command -v visudo']).status !== 0)
+    return { skip: 'sudo is not installed (make deps installs it)' };
+  if (spawnSync('id', ['-u', E2E_USER]).status !== 0)
+    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/bin/sh', E2E_USER]);
+  const uid = Number(execFileSync('id', ['-u', E2E_USER]).toString());
+  const gid = Number(execFileSync('id', ['-g', E2E_USER]).toString());
+  const f = '/etc/sudoers.d/bpfsbx-e2e';
+  fs.writeFileSync(f, `${E2E_USER} ALL=(root) NOPASSWD: /usr/bin/true\n`, { mode: 0o440 });
+  if (spawnSync('visudo', ['-cf', f]).status !== 0) {
+    fs.rmSync(f, { force: true });
+    throw new Error('the sudoers entry does not validate');
+  }
+  return { uid, gid, user: E2E_USER, cleanup: () => fs.rmSync(f, { force: true }) };
+}
+
+// chown -R (the project tree becomes the approver's)
+export function chownTree(dir, uid, gid) {
+  execFileSync('chown', ['-R', `${uid}:${gid}`, dir]);
 }

@@ -1,10 +1,16 @@
-// Runs the end-to-end tests; one line per test: "ok NAME", "FAIL NAME: why"
-// or "skip NAME: why", then a summary. Exit status 1 when any test failed.
-// Arguments are substrings: only tests whose name contains one run.
+// Runs the end-to-end tests: every test-*.mjs next to this file exports
+// `tests`, an object of name -> async function. One line per test: "ok NAME",
+// "FAIL NAME: why" or "skip NAME: why", then a summary. Exit status 1 when
+// any test failed. Arguments are substrings: only tests whose name contains
+// one run.
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { bpfsbx } from './lib.mjs';
 
-const files = ['./test-mcp-sdk.mjs', './test-claude.mjs', './test-init.mjs'];
+const here = path.dirname(fileURLToPath(import.meta.url));
+const files = fs.readdirSync(here).filter((f) => /^test-.*\.mjs$/.test(f)).sort()
+  .map((f) => './' + f);
 const filter = process.argv.slice(2);
 let passed = 0, failed = 0, skipped = 0;
 

@@ -4,7 +4,7 @@
 // tool_result in the request that follows each scripted tool_use.
 import fs from 'node:fs';
 import path from 'node:path';
-import { here, initProject, approver, run, assert } from './lib.mjs';
+import { here, initProject, approver, run, assert, sudoApprover, chownTree } from './lib.mjs';
 import { startMock, resultText } from './mock-api.mjs';
 
 // The native executable: the wrapper package's postinstall copies it over
@@ -24,7 +24,7 @@ export function claudeBinary() {
 }
 
 // One Claude Code run on a scripted conversation; returns the mock.
-async function claude(p, script, extraEnv = {}) {
+async function claude(p, script, extraEnv = {}, as = {}) {
   const bin = claudeBinary();
   assert(bin, 'the Claude Code native binary is not in node_modules (npm ci)');
   const mock = await startMock(script);
@@ -41,7 +41,7 @@ async function claude(p, script, extraEnv = {}) {
   };
   const r = await run(bin, ['-p', 'Do the scripted e2e task.', '--output-format', 'json',
     '--permission-mode', 'default', '--allowedTools', 'Bash', 'Write', 'Read', 'mcp__bpfsbx'],
-  { env, cwd: p.project, ms: 150000 });
+  { env, cwd: p.project, ms: 150000, uid: as.uid, gid: as.gid });
   await mock.close();
   mock.run = r;
   if (r.code !== 0 || r.timedOut)
@@ -69,7 +69,7 @@ export const tests = {
     assert(!tr.is_error, `safe command: is_error ${JSON.stringify(tr)}`);
     // the SessionStart hook told the model what is confined
     const all = JSON.stringify(mock.requests.map((r) => r.body));
-    assert(all.includes('bpfsbx sandbox is active'), 'SessionStart context did not reach the model');
+    assert(all.includes('bpfsbx sandbox, project') && all.includes('Mode: '), 'SessionStart context (with the mode in force) did not reach the model');
     // and PostToolUse wrote an audit record
     const audit = fs.readdirSync(path.join(p.project, '.sandbox', 'audit')).filter((f) => f.endsWith('.jsonl'));
     assert(audit.length === 1, `audit logs: ${audit}`);
@@ -100,10 +100,40 @@ export const tests = {
   async 'claude: a command the policy denies is refused with the reason'() {
     const p = initProject('cc-deny');
     const mock = await claude(p, [
-      { tool: 'Bash', input: { command: 'sudo id', description: 'whoami as root' } },
+      { tool: 'Bash', input: { command: 'su -c id', description: 'whoami as root' } },
       { text: 'done' },
     ]);
-    expectResult(mock, 'toolu_e2e_0', ['denied by the sandbox policy', 'privilege escalation'], 'sudo');
+    expectResult(mock, 'toolu_e2e_0', ['denied by the sandbox policy', 'su opens a shell'], 'su');
+  },
+
+  // The main loop: the agent asks for sudo, a person approves, it runs
+  // outside the agent as the approver (whose sudoers entry allows it),
+  // and the model gets the output; the audit chain has every step.
+  async 'claude: sudo is escalated, approved, run as the approver and its output reaches the model'() {
+    const u = sudoApprover();
+    if (u.skip) return u;
+    const p = initProject('cc-sudo');
+    chownTree(p.base, u.uid, u.gid);
+    const ap = approver(p.project, (req) => (req.kind === 'command' ? { verdict: 'approve' } : null),
+      { HOME: p.home });
+    let mock;
+    try {
+      mock = await claude(p, [
+        { tool: 'Bash', input: { command: 'sudo -n true && echo sudo-ok-$((6*7)) && id -un', description: 'check sudo' } },
+        { text: 'done' },
+      ], {}, u);
+    } finally {
+      await ap.stop();
+      u.cleanup();
+    }
+    expectResult(mock, 'toolu_e2e_0', ['sudo-ok-42', u.user, 'exit code: 0'], 'approved sudo');
+    assert(ap.log.length === 1 && ap.log[0].verdict === 'approve', `approver: ${JSON.stringify(ap.log)}`);
+    const done = JSON.parse(fs.readFileSync(path.join(p.project, '.sandbox', 'escalations', 'done', ap.log[0].id + '.json'), 'utf8'));
+    assert(done.result.user === u.user && done.result.uid === u.uid, `ran as ${done.result.user}`);
+    const audit = fs.readdirSync(path.join(p.project, '.sandbox', 'audit')).filter((f) => f.endsWith('.jsonl'))
+      .map((f) => fs.readFileSync(path.join(p.project, '.sandbox', 'audit', f), 'utf8')).join('');
+    for (const d of ['"decision":"ask"', '"decision":"approved"', '"output_sha256"', `"user":"${u.user}"`])
+      assert(audit.includes(d), `audit log lacks ${d}: ${audit.slice(0, 800)}`);
   },
 
   async 'claude: a command a person denies is refused with the note'() {

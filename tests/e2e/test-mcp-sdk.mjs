@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { initProject, approver, decide, pendingIds, sleep, assert } from './lib.mjs';
+import { initProject, approver, decide, pendingIds, sleep, assert, sudoApprover, chownTree } from './lib.mjs';
 
 async function connect(p, env) {
   const reg = JSON.parse(fs.readFileSync(path.join(p.project, '.mcp.json'), 'utf8')).mcpServers.bpfsbx;
@@ -20,6 +20,29 @@ async function connect(p, env) {
 const text = (r) => (r.content || []).map((c) => c.text || '').join('\n');
 
 export const tests = {
+  async 'mcp-sdk: run_privileged sudo is approved and runs as the project owner, not root'() {
+    const u = sudoApprover();
+    if (u.skip) return u;
+    const p = initProject('mcp-sudo');
+    chownTree(p.base, u.uid, u.gid);
+    // the approver is root here (a script): the command must still run as
+    // the project's owner, whose sudoers entry allows `sudo -n true`
+    const ap = approver(p.project, () => ({ verdict: 'approve' }), { HOME: p.home });
+    const { client } = await connect(p, { BPFSBX_MCP_WAIT_MS: '30000' });
+    try {
+      const r = await client.callTool({ name: 'run_privileged',
+        arguments: { command: 'sudo -n true && echo mcp-sudo-ok && id -un', reason: 'e2e: install a package' } },
+      undefined, { timeout: 60000 });
+      assert(!r.isError, `isError: ${text(r)}`);
+      assert(text(r).includes('mcp-sudo-ok') && text(r).includes(u.user), `output: ${text(r)}`);
+      assert(r.structuredContent?.exit_code === 0, `structured: ${JSON.stringify(r.structuredContent)}`);
+    } finally {
+      await client.close();
+      await ap.stop();
+      u.cleanup();
+    }
+  },
+
   async 'mcp-sdk: initialize, list tools, sandbox_status'() {
     const p = initProject('mcp1');
     const { client } = await connect(p, {});

@@ -48,8 +48,10 @@ event() {
 
 event_count() { "$SBXT" event-match "$EVENTS" "$@" || true; }
 
+METRICS=/tmp/sbx-metrics
 daemon_start() {
-	"$SBX" daemon --log "$EVENTS" ${DAEMON_ARGS:-} >>"$DLOG" 2>&1 &
+	mkdir -p $METRICS
+	"$SBX" daemon --log "$EVENTS" --metrics-dir $METRICS ${DAEMON_ARGS:-} >>"$DLOG" 2>&1 &
 	echo $! >/tmp/sbx-daemon.pid
 	# loading verifies the programs: a minute or more under TCG on a busy host
 	for _ in $(seq 1800); do

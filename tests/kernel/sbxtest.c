@@ -347,9 +347,9 @@ static int do_bpf(void)
 	return 0;
 }
 
-static int do_socket(int family, int type)
+static int do_socket(int family, int type, int protocol)
 {
-	int fd = socket(family, type, 0);
+	int fd = socket(family, type, protocol);
 
 	if (fd < 0)
 		return errno;
@@ -705,7 +705,7 @@ static int dispatch_redteam(const char *c, char **a, int n, int *handled)
 	if (!strcmp(c, "umount") && n >= 1)
 		return report(umount2(a[0], MNT_DETACH) ? errno : 0);
 	if (!strcmp(c, "socket") && n >= 2)
-		return report(do_socket(atoi(a[0]), atoi(a[1])));
+		return report(do_socket(atoi(a[0]), atoi(a[1]), n > 2 ? atoi(a[2]) : 0));
 	if (!strcmp(c, "uring-open") && n >= 1)
 		return report(uring_open(a[0]));
 	if (!strcmp(c, "uring-connect") && n >= 3)

@@ -71,3 +71,36 @@ test_file_that_becomes_a_policy_is_protected_at_once() {
 	wait $b2 || true
 	[ "$(cat /tmp/try.2)" = "ERR EPERM" ] || fail "policy file still writable: $(cat /tmp/try.2)"
 }
+
+# A compiled policy is kept for the next sessions (policy_cache.c). A
+# directory deleted and made again between two sessions has new inodes,
+# and the kept compile named the old ones: the next session must not
+# inherit it. Both directions: a deny of a file in the re-made directory
+# still denies (a stale compile let the secret be read: fail open), and an
+# allow below it still allows (a stale compile refused npm's own cache).
+# No rule names a directory to deny or ask, so no hard-link rescan of one
+# hides the question: only the paths' identities can tell.
+test_directories_made_again_between_sessions_are_compiled_again() {
+	rm -rf $THOME/cfg $THOME/cachetest
+	pol=/tmp/recreate-policy.yaml
+	printf '%s\n' 'version: 1' 'files:' '  default: {read: allow, write: deny, exec: allow}' '  rules:' \
+		"    - {path: ~/cfg/secret.txt, access: read, verdict: deny, reason: t}" \
+		"    - {path: ~/cachetest/sub/, access: write, verdict: allow, reason: t}" \
+		'network: {default: deny}' >$pol
+	chmod 644 $pol
+	mk() {
+		rm -rf $THOME/cfg $THOME/cachetest
+		mkdir -p $THOME/cfg $THOME/cachetest/sub
+		echo "KEY-$1" >$THOME/cfg/secret.txt
+		chown -R $TUSER:$TUSER $THOME/cfg $THOME/cachetest
+	}
+	mk 1
+	expect "ERR EPERM" in_session $pol $SBXT open $THOME/cfg/secret.txt
+	expect OK in_session $pol sh -c "printf x >$THOME/cachetest/sub/f && echo OK"
+	# made again, outside any session, as a person would (rm -rf; mkdir)
+	mk 2
+	expect "ERR EPERM" in_session $pol $SBXT open $THOME/cfg/secret.txt
+	expect OK in_session $pol sh -c "printf x >$THOME/cachetest/sub/f && echo OK"
+	expect "ERR EPERM" in_session $pol $SBXT open $THOME/cachetest/g creat
+	rm -rf $THOME/cfg $THOME/cachetest
+}

@@ -46,6 +46,30 @@ test_approve_once_retry_succeeds_then_expires() {
 	daemon_stop; daemon_start
 }
 
+# A file that does not exist yet: the request names the new file (its
+# directory's identity and its name), and the grant lets the retry create
+# it and open it.
+test_ask_to_create_a_file_is_requested_and_approved() {
+	aws_fixture
+	rm -rf $THOME/drafts && mkdir $THOME/drafts && chown $TUSER:$TUSER $THOME/drafts
+	rm -f /tmp/go.* /tmp/try.*
+	in_session $POL/ask.yaml sh -c "$SBXT open $THOME/drafts/new.txt creat >/tmp/try.1 2>&1
+		while [ ! -e /tmp/go.2 ]; do sleep 0.05; done
+		$SBXT open $THOME/drafts/new.txt creat >/tmp/try.2 2>&1" &
+	STEPPER=$!
+	[ "$(tried 1)" = "ERR EPERM" ] || fail "first try: $(tried 1)"
+	[ ! -e $THOME/drafts/new.txt ] || fail "the file was created before approval"
+	id=$(one_pending)
+	[ "$(qfield pending $id object.new_name)" = true ] || fail "new_name: $(qfield pending $id object.new_name)"
+	[ "$(qfield pending $id object.path)" = $THOME/drafts/new.txt ] || fail "path"
+	approve $id once
+	wait_for test -e $PROJ/.sandbox/escalations/applied/$id || fail "decision not applied"
+	touch /tmp/go.2
+	[ "$(tried 2)" = "OK" ] || fail "retry after approval: $(tried 2)"
+	[ -f $THOME/drafts/new.txt ] || fail "the approved file was not created"
+	wait $STEPPER || true
+}
+
 test_deny_stays_denied() {
 	aws_fixture
 	stepper $POL/ask.yaml $THOME/.aws/credentials 2

@@ -69,3 +69,50 @@ test_writes_elsewhere_work() {
 	expect "OK" in_session $POL/core.yaml $SBXT rename /srv/sbx/open/new /srv/sbx/open/new2
 	expect "OK" in_session $POL/core.yaml $SBXT unlink /srv/sbx/open/new2
 }
+
+# The compiler takes a file's kernel identity from one statx where the
+# file system's stat is the kernel's pair (ext4, tmpfs) and from O_PATH +
+# fdinfo elsewhere (the guest's root is overlayfs). On each of the three:
+# both ways compile the same policy, and the kernel, given it, denies the
+# file and the directory's contents and nothing beside them.
+test_identity_fast_and_slow_agree_on_ext4_tmpfs_overlay() {
+	[ -e /sys/module/loop ] || modprobe loop 2>/dev/null || true
+	grep -qw ext4 /proc/filesystems || skip "no ext4 in this guest kernel"
+	umount /mnt/sbx-ext4 2>/dev/null || true
+	mkdir -p /mnt/sbx-ext4
+	truncate -s 32M /tmp/sbx-ext4.img
+	mkfs.ext4 -q -F /tmp/sbx-ext4.img || fail "mkfs.ext4"
+	mount -o loop /tmp/sbx-ext4.img /mnt/sbx-ext4 || fail "no loop mount of ext4"
+	mkdir -p /dev/shm/sbx-id
+	for d in /mnt/sbx-ext4/id /dev/shm/sbx-id/id $THOME/id-overlay; do
+		rm -rf $d
+		mkdir -p $d/vault
+		echo SECRET >$d/secret
+		echo SECRET >$d/vault/key
+		echo open >$d/open
+		chown -R $TUSER:$TUSER $d
+	done
+	stat -f -c %T /mnt/sbx-ext4 | grep -q ext || fail "not ext4: $(stat -f -c %T /mnt/sbx-ext4)"
+	stat -f -c %T /dev/shm | grep -q tmpfs || fail "not tmpfs: $(stat -f -c %T /dev/shm)"
+	pol=/tmp/ident-policy.yaml
+	{
+		printf 'version: 1\nfiles:\n  default: allow\n  rules:\n'
+		for d in /mnt/sbx-ext4/id /dev/shm/sbx-id/id $THOME/id-overlay; do
+			printf '    - {path: %s/secret, access: read, verdict: deny, reason: t}\n' $d
+			printf '    - {path: %s/vault/, access: read, verdict: deny, reason: t}\n' $d
+		done
+		printf 'network:\n  default: deny\n'
+	} >$pol
+	chmod 644 $pol
+	as_user "$SBX" policy compile --dump $pol --project $PROJ >/tmp/id.fast 2>&1 || fail "compile: $(tail -n 3 /tmp/id.fast)"
+	as_user env BPFSBX_IDENT_SLOW=1 "$SBX" policy compile --dump $pol --project $PROJ >/tmp/id.slow 2>&1 ||
+		fail "compile (slow): $(tail -n 3 /tmp/id.slow)"
+	cmp -s /tmp/id.fast /tmp/id.slow || fail "the two ways differ: $(diff /tmp/id.fast /tmp/id.slow | head -n 6)"
+	for d in /mnt/sbx-ext4/id /dev/shm/sbx-id/id $THOME/id-overlay; do
+		expect "ERR EPERM" in_session $pol $SBXT open $d/secret
+		expect "ERR EPERM" in_session $pol $SBXT open $d/vault/key
+		expect "OK" in_session $pol $SBXT open $d/open
+	done
+	umount /mnt/sbx-ext4
+	rm -rf /dev/shm/sbx-id $THOME/id-overlay /tmp/sbx-ext4.img
+}

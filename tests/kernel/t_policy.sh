@@ -89,10 +89,16 @@ test_metadata_and_private_networks() {
 	expect "ERR EPERM" in_session $AD $SBXT connect 4 10.1.2.3 22
 	event object=10.1.2.3:22 verdict=ask
 	one_pending >/dev/null
-	# loopback development servers stay reachable
-	$SBXT listen 4 127.0.0.1 7100 1 >/tmp/srv7100 2>&1 &
-	wait_for grep -q LISTENING /tmp/srv7100
-	expect "OK" in_session $AD $SBXT connect 4 127.0.0.1 7100
+	# a loopback development server of the session stays reachable
+	expect "OK" in_session $AD sh -c "$SBXT listen 4 127.0.0.1 7100 1 >/tmp/srv7100 2>&1 &
+		for i in \$(seq 50); do grep -q LISTENING /tmp/srv7100 && break; sleep 0.1; done
+		$SBXT connect 4 127.0.0.1 7100"
+	# one outside the session is asked (an accomplice: t_loopback.sh)
+	$SBXT listen 4 127.0.0.1 7101 1 >/tmp/srv7101 2>&1 &
+	wait_for grep -q LISTENING /tmp/srv7101
+	expect "ERR EPERM" in_session $AD $SBXT connect 4 127.0.0.1 7101
+	event object=127.0.0.1:7101 verdict=ask
+	$SBXT connect 4 127.0.0.1 7101 >/dev/null
 }
 
 test_developer_workflow_untouched() {

@@ -2,16 +2,26 @@
 # (runs last: it stops and restarts the daemon)
 
 test_sigkill_daemon_session_stays_confined() {
-	in_session $POL/core.yaml sh -c "sleep 3; $SBXT open $THOME/.ssh/id_rsa >/tmp/after-kill; sleep 4; $SBXT open $THOME/.ssh/id_rsa >/tmp/after-restart" &
+	rm -f /tmp/killed /tmp/restarted /tmp/counted /tmp/after-kill /tmp/after-restart
+	# steps by marker files, not sleeps: a slow guest must not race them
+	# (the session lives until the adopted count has been read)
+	in_session $POL/core.yaml sh -c "while [ ! -e /tmp/killed ]; do sleep 0.1; done
+		$SBXT open $THOME/.ssh/id_rsa >/tmp/after-kill
+		while [ ! -e /tmp/restarted ]; do sleep 0.1; done
+		$SBXT open $THOME/.ssh/id_rsa >/tmp/after-restart
+		while [ ! -e /tmp/counted ]; do sleep 0.1; done" &
 	bg=$!
-	sleep 1
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 1 ]" || fail "no session"
 	kill -9 "$(daemon_pid)"; wait_gone "$(daemon_pid)" || fail "daemon did not die"
 	rm -f /tmp/sbx-daemon.pid
+	touch /tmp/killed
 	wait_for test -s /tmp/after-kill || fail "no result"
 	grep -q "ERR EPERM" /tmp/after-kill || fail "unconfined without the daemon: $(cat /tmp/after-kill)"
 	daemon_start
+	touch /tmp/restarted
 	grep -q "adopted session" $DLOG || fail "restarted daemon did not adopt: $(tail -n 3 $DLOG)"
 	[ "$($SBX status | sed -n 's/^sessions: //p')" = 1 ] || fail "status: $($SBX status)"
+	touch /tmp/counted
 	wait $bg || true
 	grep -q "ERR EPERM" /tmp/after-restart || fail "after restart: $(cat /tmp/after-restart)"
 	# the adopted session's denial reached the new daemon

@@ -399,8 +399,10 @@ static void cli_verify_body(void)
 	free(out);
 	free(err);
 
+	/* no argument: the current project; the tests run outside any */
 	rc = tq_run(NULL, argv_usage, NULL, &out, &err);
-	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "not in a project"));
 	free(out);
 	free(err);
 	free(proj);

@@ -11,8 +11,9 @@
 #include <string.h>
 #include "tests/unit/connector_helpers.h"
 #include "tests/unit/unit.h"
-#include "user/connector_policy.h"
-#include "user/connector_shell.h"
+#include "user/connector/conn_policy.h"
+#include "user/connector/classify.h"
+#include "user/connector/shell.h"
 
 #define A SBX_V_ALLOW
 #define K SBX_V_ASK
@@ -64,19 +65,22 @@ static const struct ccase cases[] = {
 	{ "rm -fr ~/*", D, NULL },
 	{ "rm -rf /tmp/scratch", K, "outside the project" },
 	{ "rm file.txt", A, NULL },
-	{ "sudo id", D, "privilege escalation" },
-	{ "sudo -u bob cat /etc/shadow", D, NULL },
-	{ "/usr/bin/sudo id", D, NULL },
-	{ "exec sudo id", D, NULL },
-	{ "time sudo id", D, NULL },
-	{ "ls | sudo tee /etc/hosts", D, NULL },
+	/* sudo, doas and pkexec go to a person (agent-default asks them) */
+	{ "sudo id", K, "privileged commands" },
+	{ "su -c id", D, "su opens a shell" },
+	{ "doas id", K, NULL },
+	{ "sudo -u bob cat /etc/shadow", K, NULL },
+	{ "/usr/bin/sudo id", K, NULL },
+	{ "exec sudo id", K, NULL },
+	{ "time sudo id", K, NULL },
+	{ "ls | sudo tee /etc/hosts", D, NULL },	/* tee writes /etc/hosts: a files deny */
 	{ "apt-get install -y jq", K, "test rule" },
 	{ "env FOO=1 apt-get update", K, NULL },
 	{ "nice -n 5 timeout 10 apt-get update", K, NULL },
 	{ "stdbuf -oL nohup apt-get update", K, NULL },
 	{ "xargs -0 apt-get install < list", K, NULL },
 	{ "sh -c 'cat ~/.ssh/id_rsa'", D, NULL },
-	{ "bash -lc \"echo ok; sudo id\"", D, NULL },
+	{ "bash -lc \"echo ok; sudo id\"", K, NULL },
 	{ "sh -c 'sh -c \"cat ~/.aws/config\"'", K, NULL },
 	{ "echo $(cat ~/.ssh/id_rsa)", D, NULL },
 	{ "echo `cat ~/.netrc`", K, NULL },
@@ -117,7 +121,7 @@ static const struct ccase cases[] = {
 	{ "git clone git@10.9.8.7:org/repo.git", K, NULL },
 	{ "git -C /tmp/other status", A, NULL },
 	{ "python3 script.py", A, NULL },
-	{ "python3 -c 'print(1)'", A, NULL },
+	{ "python3 -c 'print(1)'", K, "hooks only" },	/* opaque: see connector_oneclass */
 	{ "source ~/.aws/credentials", K, NULL },
 	{ ". ~/.ssh/environment", D, NULL },
 	{ "command -v sudo", A, NULL },

@@ -5,6 +5,7 @@
  * against the protocol (exit 0 with exactly one JSON object whose
  * hookSpecificOutput.hookEventName is the event, or exit 2 with a message).
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,9 @@
 #include <jansson.h>
 #include "tests/unit/connector_helpers.h"
 #include "tests/unit/unit.h"
-#include "user/connector_hook.h"
+#include "user/connector/claude_hook.h"
+#include "user/connector/escalate.h"
+#include "queue/queue.h"
 
 static const char *const extra =
 	"commands:\n"
@@ -196,11 +199,12 @@ SBX_TEST(connector_hook, allow_and_deny)
 	free(err);
 	free(in);
 
-	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"sudo id\"}");
+	/* sudo is escalated to a person (see ask_*); su is refused outright */
+	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"su -c id\"}");
 	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
 	CU_ASSERT_EQUAL(st, 0);
 	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "privilege escalation"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "su opens a shell"));
 	json_decref(out);
 	free(err);
 	free(in);
@@ -277,6 +281,13 @@ SBX_TEST(connector_hook, ask_times_out_into_pending)
 
 	if (!hk_setup(&h, 200))
 		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	/* registered MCP server: the model is sent to check_request */
+	{
+		char *mcp = tc_path(h.e.project, ".mcp.json");
+
+		tc_write(mcp, "{\"mcpServers\":{\"bpfsbx\":{\"command\":\"bpfsbx\"}}}");
+		free(mcp);
+	}
 	in = input(&h, "PreToolUse", "Write", "{\"file_path\":\"CLAUDE.md\",\"content\":\"x\"}");
 	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
 	CU_ASSERT_EQUAL(st, 0);
@@ -414,9 +425,32 @@ SBX_TEST(connector_hook, session_start_and_post_tool_use)
 	CU_ASSERT_STRING_EQUAL(event_name(out) ?: "", "SessionStart");
 	ctx = json_string_value(json_object_get(json_object_get(out, "hookSpecificOutput"),
 						"additionalContext"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(ctx ?: "", "request_access"));
+	/* short: what is confined, how to ask, where the policy is; the mode;
+	 * no MCP tools named when .mcp.json does not register bpfsbx */
+	CU_ASSERT_PTR_NULL(strstr(ctx ?: "", "request_access"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(ctx ?: "", "~/.ssh/"));
-	CU_ASSERT_TRUE(strlen(ctx ?: "") <= 9000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctx ?: "", ".sandbox/policy.yaml"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctx ?: "", "Mode: hooks only: commands are classified, "
+				      "nothing is enforced by the kernel"));
+	CU_ASSERT_PTR_NULL(strstr(ctx ?: "", "CVE-"));	/* citations stay in the policy */
+	CU_ASSERT_TRUE(strlen(ctx ?: "") < 2048);
+	json_decref(out);
+	free(err);
+	/* with the MCP server registered, the context names its tools */
+	{
+		char *mcp = tc_path(h.e.project, ".mcp.json");
+
+		tc_write(mcp, "{\"mcpServers\":{\"bpfsbx\":{\"command\":\"bpfsbx\",\"args\":[\"mcp\"]}}}");
+		free(mcp);
+	}
+	st = run_hook(&h, "session-start", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	ctx = json_string_value(json_object_get(json_object_get(out, "hookSpecificOutput"),
+						"additionalContext"));
+	if (!strstr(ctx ?: "", "request_access"))
+		fprintf(stderr, "context: %s\nstderr: %s\n", ctx ?: "(none)", err ?: "");
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctx ?: "", "request_access"));
+	CU_ASSERT_TRUE(strlen(ctx ?: "") < 2048);
 	json_decref(out);
 	free(err);
 	free(in);
@@ -439,5 +473,85 @@ SBX_TEST(connector_hook, session_start_and_post_tool_use)
 	CU_ASSERT_PTR_NOT_NULL(strstr(text ?: "", "toolu_9"));
 	free(text);
 	free(log);
+	tc_teardown(&h.e);
+}
+
+/* Every decision of the hook lands in the session's hash-chained audit log:
+ * a policy denial, an ask, and the approval with the command's exit status,
+ * output digest and user; the chain still verifies; sandbox_status's source
+ * of "recent hook denials" finds the denial. */
+SBX_TEST(connector_hook, decisions_are_in_the_audit_chain)
+{
+	struct hk h;
+	json_t *out;
+	char *in, *err, *dir, *den;
+	int st, n_deny = 0, n_ask = 0, n_ok = 0, logs = 0;
+	struct dirent *de;
+	DIR *dp;
+
+	if (!hk_setup(&h, 15000))
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	in = input(&h, "PreToolUse", "Read", "{\"file_path\":\"~/.ssh/id_rsa\"}");
+	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
+	json_decref(out);
+	free(err);
+	free(in);
+	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"echo ask-me audited; exit 4\"}");
+	st = hook_with_decision(&h, in, true, NULL, &out);
+	CU_ASSERT_EQUAL(st, 0);
+	json_decref(out);
+	free(in);
+
+	dir = tc_path(h.e.project, ".sandbox/audit");
+	dp = opendir(dir);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dp);
+	while ((de = readdir(dp))) {
+		size_t l = strlen(de->d_name), len;
+		struct sbx_audit_report r = { 0 };
+		char *path, *text, *line, *save = NULL;
+
+		if (l < 7 || strcmp(de->d_name + l - 6, ".jsonl"))
+			continue;
+		logs++;
+		path = tc_path(dir, de->d_name);
+		CU_ASSERT_EQUAL(sbx_audit_verify(path, &r), 0);
+		sbx_audit_report_free(&r);
+		text = tc_read(path, &len);
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			json_t *j = json_loads(line, 0, NULL);
+			const char *ev = json_string_value(json_object_get(j, "event"));
+			const char *d = json_string_value(json_object_get(j, "decision"));
+
+			if (ev && !strcmp(ev, "connector_decision") && d) {
+				const json_t *res = json_object_get(j, "result");
+
+				n_deny += !strcmp(d, "deny");
+				n_ask += !strcmp(d, "ask");
+				if (!strcmp(d, "approved")) {
+					n_ok++;
+					CU_ASSERT_EQUAL(json_integer_value(json_object_get(res,
+								"exit_code")), 4);
+					CU_ASSERT_EQUAL(strlen(json_string_value(json_object_get(res,
+							"output_sha256")) ?: ""), 64);
+					CU_ASSERT_PTR_NOT_NULL(json_string_value(json_object_get(res,
+								"user")));
+				}
+			}
+			json_decref(j);
+		}
+		free(text);
+		free(path);
+	}
+	closedir(dp);
+	free(dir);
+	CU_ASSERT(logs >= 1);
+	CU_ASSERT_EQUAL(n_deny, 1);
+	CU_ASSERT_EQUAL(n_ask, 1);
+	CU_ASSERT_EQUAL(n_ok, 1);
+	den = sbx_esc_recent_denials(h.e.project, 5);
+	CU_ASSERT_PTR_NOT_NULL(strstr(den ?: "", "Read"));
+	free(den);
 	tc_teardown(&h.e);
 }

@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include "tests/unit/connector_helpers.h"
 #include "tests/unit/unit.h"
-#include "user/connector_mcp.h"
+#include "user/connector/mcp_server.h"
 
 struct srv {
 	struct tc_env e;
@@ -310,11 +310,11 @@ SBX_TEST(connector_mcp, tools_list_and_status)
 		 "{\"name\":\"sandbox_status\"}}", 5000);
 	CU_ASSERT_FALSE(is_error(r));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text_of(r) ?: "", "~/.ssh/"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text_of(r) ?: "", "Session: none"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text_of(r) ?: "", "Mode: hooks only: commands are classified, nothing is enforced by the kernel"));
 	json_decref(r);
 	/* policy denials are results the model reads, not protocol errors */
 	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
-		 "{\"name\":\"run_privileged\",\"arguments\":{\"command\":\"sudo id\",\"reason\":\"r\"}}}",
+		 "{\"name\":\"run_privileged\",\"arguments\":{\"command\":\"su -c id\",\"reason\":\"r\"}}}",
 		 5000);
 	CU_ASSERT_TRUE(is_error(r));
 	CU_ASSERT_STRING_EQUAL(status_of(r) ?: "", "denied");

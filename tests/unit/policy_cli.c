@@ -227,10 +227,10 @@ SBX_TEST(policy_cli, explain_net_and_command)
 	free(args);
 	args = pt_path("explain %s %s -- git push origin --force", c.pol, c.opts);
 	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	want = pt_path("command git push origin --force: ask by rule #9 \"git push*--force*\" at %s:24: "
-		       "force push", c.pol);
-	CU_ASSERT(has_line(out, want));
-	free(want);
+	/* the hook's classifier: the commands rule, and the built-in force-push rule */
+	CU_ASSERT(has_line(out, "verdict: ask (hooks only)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "git push origin --force: a command line"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "reason: "));
 	free(out);
 	free(args);
 	cli_end(&c);

@@ -30,6 +30,30 @@ static struct sbx_policy *net_policy(const char *rules, struct sbx_compiled *c, 
 	return p;
 }
 
+/* an LPM entry of the built-in DoH resolver denials (compile_doh) */
+static bool builtin4(const struct sbx_compiled *c, size_t i)
+{
+	return c->net4[i].v.count >= 1 && c->net4[i].v.r[0].rule_id == SBX_RULE_DNS_PATH;
+}
+
+static size_t user_net4(const struct sbx_compiled *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n_net4; i++)
+		n += !builtin4(c, i);
+	return n;
+}
+
+static size_t user_net6(const struct sbx_compiled *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n_net6; i++)
+		n += !(c->net6[i].v.count >= 1 && c->net6[i].v.r[0].rule_id == SBX_RULE_DNS_PATH);
+	return n;
+}
+
 /* verdict for "addr" (v4 or v6 text), port, proto; rule id in *rule */
 static int nv(const struct sbx_compiled *c, const char *addr, uint16_t port, uint8_t proto,
 	      uint32_t *rule)
@@ -63,10 +87,12 @@ SBX_TEST(policy_net, lpm_and_push_down)
 	CU_ASSERT_EQUAL(nv(&c, "10.2.0.1", 443, 6, NULL), SBX_V_ASK);
 	CU_ASSERT_EQUAL(nv(&c, "11.0.0.1", 443, 6, NULL), SBX_V_DENY);	/* default */
 	/* keys: prefixlen = 32 + bits, policy id big-endian, address in order */
-	CU_ASSERT_EQUAL_FATAL(c.n_net4, 3);
+	CU_ASSERT_EQUAL_FATAL(user_net4(&c), 3);
 	for (size_t i = 0; i < c.n_net4; i++) {
 		const uint8_t *pid = (const uint8_t *)&c.net4[i].k.policy_id;
 
+		if (builtin4(&c, i))
+			continue;
 		CU_ASSERT(pid[0] == 0 && pid[1] == 0 && pid[2] == 0 && pid[3] == 7);
 		CU_ASSERT_EQUAL(c.net4[i].k.addr[0], 10);
 		if (c.net4[i].k.prefixlen == 32 + 16) {
@@ -122,14 +148,14 @@ SBX_TEST(policy_net, v4_mapped_and_v6)
 	struct sbx_diags d = { 0 };
 	struct sbx_policy *p = net_policy(
 		"    - {cidr: \"::ffff:198.51.100.0/120\", verdict: allow, reason: mapped cidr}\n"
+		"    - {cidr: \"::ffff:198.51.100.7\", verdict: audit, reason: one mapped}\n"
 		"    - {cidr: \"2001:db8::/32\", verdict: ask, reason: doc v6}\n"
-		"    - {cidr: \"2001:db8::1\", port: 22, verdict: deny, reason: one v6}\n"
-		"    - {host: mapped.example, verdict: audit, reason: host with a mapped address}\n",
+		"    - {cidr: \"2001:db8::1\", port: 22, verdict: deny, reason: one v6}\n",
 		&c, &d);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	/* the mapped CIDR was stored as IPv4 198.51.100.0/24 */
-	CU_ASSERT_EQUAL(c.n_net4, 2);
+	CU_ASSERT_EQUAL(user_net4(&c), 2);
 	CU_ASSERT_EQUAL(nv(&c, "198.51.100.9", 1, 6, NULL), SBX_V_ALLOW);
 	CU_ASSERT_EQUAL(nv(&c, "::ffff:198.51.100.9", 1, 6, NULL), SBX_V_ALLOW);
 	CU_ASSERT_EQUAL(nv(&c, "::ffff:198.51.100.7", 1, 6, NULL), SBX_V_AUDIT);
@@ -140,6 +166,9 @@ SBX_TEST(policy_net, v4_mapped_and_v6)
 	CU_ASSERT_EQUAL(nv(&c, "2001:db9::1", 22, 6, NULL), SBX_V_DENY);
 	for (size_t i = 0; i < c.n_net6; i++)
 		CU_ASSERT(c.net6[i].k.prefixlen == 32 + 32 || c.net6[i].k.prefixlen == 32 + 128);
+	/* DoH to a public resolver by address: denied in every policy */
+	CU_ASSERT_EQUAL(nv(&c, "1.1.1.1", 443, 6, NULL), SBX_V_DENY);
+	CU_ASSERT_EQUAL(nv(&c, "2001:4860:4860::8888", 443, 6, NULL), SBX_V_DENY);
 	sbx_compiled_free(&c);
 	sbx_policy_free(p);
 	sbx_diags_free(&d);
@@ -162,21 +191,75 @@ SBX_TEST(policy_net, hosts_and_resolvers)
 	p = sbx_policy_load_buffer("n.yaml", y, strlen(y), &env, &d);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL_FATAL(sbx_policy_compile(p, 1, &c, &d), 0);
-	CU_ASSERT(pt_has_diag(&d, SBX_DIAG_WARNING, "'nowhere.example' did not resolve"));
+	/* host names are not resolved at compile time: no warning, no address */
+	CU_ASSERT(!pt_has_diag(&d, SBX_DIAG_WARNING, "did not resolve"));
 	CU_ASSERT_EQUAL(d.errors, 0);
-	CU_ASSERT_EQUAL(nv(&c, "192.0.2.1", 443, 6, NULL), SBX_V_ALLOW);
-	CU_ASSERT_EQUAL(nv(&c, "192.0.2.1", 80, 6, NULL), SBX_V_ASK);
-	CU_ASSERT_EQUAL(nv(&c, "2001:db8::2", 443, 6, NULL), SBX_V_ALLOW);
+	CU_ASSERT_EQUAL(c.n_hosts, 3);
+	CU_ASSERT_EQUAL(nv(&c, "192.0.2.1", 443, 6, NULL), SBX_V_ASK);
 	CU_ASSERT_EQUAL(nv(&c, "192.0.2.53", 53, 17, NULL), SBX_V_ALLOW);
 	CU_ASSERT_EQUAL(nv(&c, "fe80::53", 53, 17, NULL), SBX_V_ALLOW);
 	CU_ASSERT_EQUAL(nv(&c, "192.0.2.54", 53, 17, NULL), SBX_V_ASK);
-	CU_ASSERT_EQUAL(c.n_net4, 3);
-	CU_ASSERT_EQUAL(c.n_net6, 2);
+	CU_ASSERT_EQUAL(user_net4(&c), 1);
+	CU_ASSERT_EQUAL(user_net6(&c), 1);
 	sbx_compiled_free(&c);
 	sbx_policy_free(p);
 	sbx_diags_free(&d);
 	free(rc);
 	free(y);
+}
+
+/* host verdict and rule reason for name */
+static int hv_(const struct sbx_policy *p, const struct sbx_compiled *c, const char *name,
+	       const char **reason)
+{
+	struct sbx_host_decision h;
+
+	if (sbx_decide_host(c, name, &h))
+		return -1;
+	if (reason) {
+		const struct sbx_rule_info *r = sbx_policy_rule(p, h.rule_id);
+
+		*reason = !r || r->is_default || !r->reason ? "" : r->reason;
+	}
+	return h.verdict;
+}
+
+SBX_TEST(policy_net, names_exact_wildcard_most_specific)
+{
+	struct sbx_compiled c;
+	struct sbx_diags d = { 0 };
+	const char *why = NULL;
+	struct sbx_policy *p = net_policy(
+		"    - {host: \"*.example.com\", verdict: allow, reason: all of example}\n"
+		"    - {host: \"*.evil.example.com\", verdict: deny, reason: evil below}\n"
+		"    - {host: evil.example.com, verdict: ask, reason: evil itself}\n"
+		"    - {host: Pkg.Example.Org., port: 443, verdict: allow, reason: pkg}\n"
+		"    - {host: pkg.example.org, port: 22, verdict: deny, reason: no ssh}\n"
+		"    - {host: \"*.cdn.example.net\", verdict: deny, reason: cdn tie deny}\n"
+		"    - {host: \"*.cdn.example.net\", verdict: allow, reason: cdn tie allow}\n", &c, &d);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_EQUAL(d.errors, 0);
+	CU_ASSERT_EQUAL(hv_(p, &c, "www.example.com", &why), SBX_V_ALLOW);
+	CU_ASSERT_STRING_EQUAL(why, "all of example");
+	CU_ASSERT_EQUAL(hv_(p, &c, "A.B.Example.COM.", NULL), SBX_V_ALLOW);
+	/* "*." covers names below, not the name itself */
+	CU_ASSERT_EQUAL(hv_(p, &c, "example.com", &why), SBX_V_DENY);
+	CU_ASSERT_STRING_EQUAL(why, "");	/* network.default */
+	/* the longest suffix wins, and an exact name beats every wildcard */
+	CU_ASSERT_EQUAL(hv_(p, &c, "x.evil.example.com", &why), SBX_V_DENY);
+	CU_ASSERT_STRING_EQUAL(why, "evil below");
+	CU_ASSERT_EQUAL(hv_(p, &c, "evil.example.com", &why), SBX_V_ASK);
+	CU_ASSERT_STRING_EQUAL(why, "evil itself");
+	/* a name allowed on one port resolves; its other ports come along */
+	CU_ASSERT_EQUAL(hv_(p, &c, "pkg.example.org", NULL), SBX_V_ALLOW);
+	/* equally specific: deny wins, whatever the order written */
+	CU_ASSERT_EQUAL(hv_(p, &c, "a.cdn.example.net", NULL), SBX_V_DENY);
+	CU_ASSERT_EQUAL(hv_(p, &c, "no such name!", NULL), -1);
+	CU_ASSERT_EQUAL(hv_(p, &c, "other.example", NULL), SBX_V_DENY);
+	sbx_compiled_free(&c);
+	sbx_policy_free(p);
+	sbx_diags_free(&d);
 }
 
 SBX_TEST(policy_net, too_many_port_rules)
@@ -273,4 +356,54 @@ SBX_TEST(policy_net, commands_default_when_absent)
 	CU_ASSERT_EQUAL(rid, SBX_RULE_DEFAULT);
 	sbx_policy_free(p);
 	sbx_diags_free(&d);
+}
+
+/* what bpf/dns.bpf.c decides for a loopback listener outside the session */
+static int lv(const struct sbx_compiled *c, const char *addr, uint16_t port)
+{
+	uint8_t a[16];
+	struct sbx_decision d;
+	int fam = strchr(addr, ':') ? AF_INET6 : AF_INET;
+
+	if (inet_pton(fam, addr, a) != 1 || sbx_decide_loopback(c, fam, a, port, 6, &d))
+		return -1;
+	return d.verdict;
+}
+
+SBX_TEST(policy_net, loopback_listener_outside)
+{
+	struct sbx_compiled c;
+	struct sbx_diags d = { 0 };
+	struct sbx_policy *p = net_policy(
+		"    - {cidr: [127.0.0.0/8, \"::1\"], verdict: allow, reason: loopback}\n"
+		"    - {cidr: 127.0.0.1, port: 5432, verdict: allow, reason: the user's database}\n"
+		"    - {cidr: 127.0.0.1, port: 9222, verdict: audit, reason: devtools audited}\n", &c, &d);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	/* network.loopback unset: ask; a rule for every port does not name one */
+	CU_ASSERT_EQUAL(lv(&c, "127.0.0.1", 8080), SBX_V_ASK);
+	CU_ASSERT_EQUAL(lv(&c, "127.9.9.9", 5432), SBX_V_ASK);
+	CU_ASSERT_EQUAL(lv(&c, "127.0.0.1", 5432), SBX_V_ALLOW);
+	CU_ASSERT_EQUAL(lv(&c, "::ffff:127.0.0.1", 5432), SBX_V_ALLOW);
+	CU_ASSERT_EQUAL(lv(&c, "127.0.0.1", 9222), SBX_V_AUDIT);
+	CU_ASSERT_EQUAL(lv(&c, "::1", 5432), SBX_V_ASK);
+	CU_ASSERT_EQUAL(lv(&c, "0.0.0.0", 80), SBX_V_ASK);
+	CU_ASSERT_EQUAL(lv(&c, "::", 80), SBX_V_ASK);
+	CU_ASSERT_EQUAL(lv(&c, "10.0.0.1", 80), -1);	/* not loopback */
+	sbx_compiled_free(&c);
+	sbx_policy_free(p);
+	sbx_diags_free(&d);
+	/* network.loopback: deny */
+	{
+		char *y = pt_path("version: 1\nfiles: {default: allow}\nnetwork:\n  default: allow\n"
+				  "  loopback: deny\n");
+
+		p = pt_compile(y, "/home/u", "/proj", &c, &d);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+		CU_ASSERT_EQUAL(lv(&c, "127.0.0.1", 8080), SBX_V_DENY);
+		sbx_compiled_free(&c);
+		sbx_policy_free(p);
+		sbx_diags_free(&d);
+		free(y);
+	}
 }

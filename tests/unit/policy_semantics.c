@@ -20,6 +20,8 @@ void pt_mkdirs(const char *path);
 int pt_write(const char *path, const char *text);
 void pt_dirs(const char *tmp, char **home, char **proj);
 void pt_env(struct sbx_policy_env *env, const char *home, const char *project);
+struct sbx_policy *pt_load(const char *yaml, const char *home, const char *project,
+			   struct sbx_diags *d);
 struct sbx_policy *pt_compile(const char *yaml, const char *home, const char *project,
 			      struct sbx_compiled *c, struct sbx_diags *d);
 int pt_verdict(const struct sbx_compiled *c, const char *path, enum sbx_access a);
@@ -488,7 +490,9 @@ SBX_TEST(policy_semantics, proc_rules_and_header)
 		"    - {path: /proc/*/mem, access: read, verdict: deny, reason: b}\n"));
 	CU_ASSERT((f.c.hdr.flags & SBX_PF_PROC_OTHERS) != 0);
 	CU_ASSERT_EQUAL(f.c.hdr.proc_verdict, SBX_V_DENY);
-	CU_ASSERT_EQUAL(f.c.hdr.unix_default, SBX_V_NONE);
+	/* no files.default.connect: a listener outside the session is refused */
+	CU_ASSERT_EQUAL(f.c.hdr.file_default[SBX_ACC_CONNECT], SBX_V_DENY);
+	CU_ASSERT_EQUAL(f.c.hdr.file_default_rule[SBX_ACC_CONNECT], SBX_RULE_LISTENER_OUTSIDE);
 	CU_ASSERT_EQUAL(f.c.hdr.policy_id, 7);
 	fix_end(&f);
 }
@@ -522,5 +526,46 @@ SBX_TEST(policy_semantics, entries_sorted_unique)
 			}
 		CU_ASSERT_EQUAL(with_a, 1);
 	}
+	fix_end(&f);
+}
+
+/*
+ * A second name of a file below a denied directory stays denied: the
+ * compiler scans the directory for hard links. A connector inside a
+ * session compiles without that scan (the kernel has the entries, and the
+ * scan would read a directory the policy asks a person about); its
+ * compiled form then names no scanned directory at all.
+ */
+SBX_TEST(policy_semantics, hard_links_scanned_unless_told_not_to)
+{
+	const char *rules =
+		"    - {path: \"${PROJECT}/vault/\", access: read, verdict: deny, reason: r}\n";
+	struct fix f;
+	char *k, *k2, *y;
+
+	fix_start(&f);
+	touch(&f, "vault/key");
+	k = pt_path("%s/vault/key", f.proj);
+	k2 = pt_path("%s/elsewhere", f.proj);
+	CU_ASSERT_EQUAL_FATAL(link(k, k2), 0);
+	CU_ASSERT_FATAL(fix_compile(&f, rules));
+	CU_ASSERT_EQUAL(f.c.n_scan_dirs, 1);
+	CU_ASSERT_EQUAL(pt_verdict(&f.c, k2, R), SBX_V_DENY);
+	sbx_compiled_free(&f.c);
+	sbx_policy_free(f.p);
+	sbx_diags_free(&f.d);
+
+	y = pt_path("version: 1\nfiles:\n  default: {read: allow, write: deny, exec: allow}\n"
+		    "  rules:\n%snetwork: {default: deny}\n", rules);
+	f.p = pt_load(y, f.home, f.proj, &f.d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f.p);
+	f.p->no_hardlink_scan = true;
+	CU_ASSERT_EQUAL_FATAL(sbx_policy_compile(f.p, 7, &f.c, &f.d), 0);
+	CU_ASSERT_EQUAL(f.c.n_scan_dirs, 0);
+	/* the directory's own files are still denied by the rule */
+	CU_ASSERT_EQUAL(pt_verdict(&f.c, k, R), SBX_V_DENY);
+	free(y);
+	free(k);
+	free(k2);
 	fix_end(&f);
 }

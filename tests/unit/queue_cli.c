@@ -627,11 +627,13 @@ static void cli_watch_terminal_keys_body(void)
 		execl(tq_bin(), "bpfsbx", "watch", (char *)NULL);
 		_exit(127);
 	}
-	/* read the screen until both requests are drawn */
+	/* read the screen until both requests and the selected one's
+	 * details are drawn (the terminal may deliver them in pieces) */
 	{
 		int64_t end = tq_ms() + 10000;
 
-		while (tq_ms() < end && !memmem(screen, len, "2 pending", 9)) {
+		while (tq_ms() < end && (!memmem(screen, len, "2 pending", 9) ||
+					 !memmem(screen, len, "cloud credentials", 17))) {
 			struct pollfd p = { .fd = master, .events = POLLIN };
 			ssize_t n;
 

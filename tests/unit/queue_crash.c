@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A writer killed with SIGKILL at every step of a write (the test hook
- * sbx_test_crash_at in queue/fs.c): no request the writer reported as
+ * sbx_test_crash_at in lib/fileio.c): no request the writer reported as
  * written is lost, none is duplicated, no partial file is ever visible
  * under a final name, and readers ignore the leftovers, then quarantine
  * them once they are abandoned.

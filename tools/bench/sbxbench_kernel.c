@@ -67,6 +67,28 @@ static json_t *list_dir(const char *dir)
 	return a;
 }
 
+/*
+ * Condition A takes the LSM hooks away. The cgroup programs (DNS and the
+ * loopback listener check, bpf/dns.bpf.c) stay: they cannot be attached
+ * again as LSM links, and they run only for sessions' sockets anyway.
+ */
+static bool is_lsm_prog(const char *pins, const char *name)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char p[PATH_MAX + 256];
+	bool lsm;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/progs/%s", pins, name);
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return true;	/* not knowable: treated as the hooks are */
+	lsm = bpf_obj_get_info_by_fd(fd, &info, &len) || info.type == BPF_PROG_TYPE_LSM;
+	close(fd);
+	return lsm;
+}
+
 int cmd_detach(int argc, char **argv)
 {
 	const char *pins = pins_opt(argc, argv);
@@ -82,6 +104,8 @@ int cmd_detach(int argc, char **argv)
 	if (!names)
 		return bench_fail("detach: %s: %s", dir, strerror(errno));
 	json_array_foreach(names, i, v) {
+		if (!is_lsm_prog(pins, json_string_value(v)))
+			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, json_string_value(v));
 		if (unlink(p)) {
 			json_decref(names);
@@ -122,6 +146,8 @@ int cmd_attach(int argc, char **argv)
 			already++;
 			continue;
 		}
+		if (!is_lsm_prog(pins, name))
+			continue;	/* a cgroup program without its link: not ours to make */
 		snprintf(p, sizeof(p), "%s/%s", pdir, name);
 		pfd = bpf_obj_get(p);
 		if (pfd < 0) {

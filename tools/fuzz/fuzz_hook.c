@@ -17,8 +17,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <jansson.h>
-#include "user/connector_hook.h"
-#include "user/connector_policy.h"
+#include "user/connector/claude_hook.h"
+#include "user/connector/conn_policy.h"
+#include "tools/fuzz/fuzz_project.h"
 
 static char project[256];
 static struct sbx_conn_policy *policy;
@@ -53,41 +54,10 @@ static int fake_resolve(const char *host, struct sbx_addr **out, size_t *n, void
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[] = "/tmp/sbx-fuzz-hook-XXXXXX", path[512], exe[4096], shipped[4200];
-	char *err = NULL;
-	ssize_t n;
-	FILE *f;
-
 	(void)argc;
 	(void)argv;
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(project, sizeof(project), "%s", dir);
-	snprintf(path, sizeof(path), "%s/.sandbox", dir);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/.sandbox/policy.yaml", dir);
-	f = fopen(path, "w");
-	if (!f)
-		abort();
-	fputs("version: 1\nextends: agent-default\n", f);
-	fclose(f);
-	setenv("HOME", dir, 1);
 	sbx_conn_resolver = fake_resolve;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (!getenv("BPFSBX_POLICY_DIR") && n > 0) {
-		exe[n] = 0;
-		for (int i = 0; i < 2; i++) {
-			char *sl = strrchr(exe, '/');
-			if (sl)
-				*sl = 0;
-		}
-		snprintf(shipped, sizeof(shipped), "%s/../policy/shipped", exe);
-		setenv("BPFSBX_POLICY_DIR", shipped, 1);
-	}
-	if (sbx_conn_policy_load(project, &policy, &err) < 0) {
-		fprintf(stderr, "fuzz_hook: %s\n", err ? err : "policy");
-		abort();
-	}
+	policy = fuzz_project("fuzz-hook", project, sizeof(project));
 	return 0;
 }
 

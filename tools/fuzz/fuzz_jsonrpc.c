@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the MCP server's JSON-RPC reader and dispatcher
- * (user/mcp.c without stdio). Each input is split into lines, as the
+ * (user/connector/mcp_server.c without stdio). Each input is split into lines, as the
  * server's stdin loop does, and fed to a fresh server (dry run: nothing is
  * written to the queue, no call waits) on a scratch project that has the
  * agent-default policy. Oracle: every message the server emits is one
@@ -17,8 +17,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <jansson.h>
-#include "user/connector_mcp.h"
-#include "user/connector_policy.h"
+#include "user/connector/mcp_server.h"
+#include "user/connector/conn_policy.h"
+#include "tools/fuzz/fuzz_project.h"
 
 static char project[256];
 static struct sbx_conn_policy *policy;
@@ -60,23 +61,6 @@ static void emit(void *ctx, const char *text)
 	json_decref(m);
 }
 
-static void setup_shipped(void)
-{
-	char exe[4096], dir[4200];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (getenv("BPFSBX_POLICY_DIR") || n <= 0)
-		return;
-	exe[n] = 0;
-	for (int i = 0; i < 2; i++) {	/* build/fuzz/fuzz_x -> build */
-		char *sl = strrchr(exe, '/');
-		if (sl)
-			*sl = 0;
-	}
-	snprintf(dir, sizeof(dir), "%s/../policy/shipped", exe);
-	setenv("BPFSBX_POLICY_DIR", dir, 1);
-}
-
 /* No network from a fuzzer: names get a documentation address, names
  * starting with "x" do not resolve. */
 static int fake_resolve(const char *host, struct sbx_addr **out, size_t *n, void *ctx)
@@ -100,33 +84,10 @@ static int fake_resolve(const char *host, struct sbx_addr **out, size_t *n, void
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[] = "/tmp/sbx-fuzz-jsonrpc-XXXXXX", path[512];
-	FILE *f;
-
 	(void)argc;
 	(void)argv;
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(project, sizeof(project), "%s", dir);
-	snprintf(path, sizeof(path), "%s/.sandbox", dir);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/.sandbox/policy.yaml", dir);
-	f = fopen(path, "w");
-	if (!f)
-		abort();
-	fputs("version: 1\nextends: agent-default\n", f);
-	fclose(f);
-	setenv("HOME", dir, 1);
 	sbx_conn_resolver = fake_resolve;
-	setup_shipped();
-	{
-		char *err = NULL;
-
-		if (sbx_conn_policy_load(project, &policy, &err) < 0) {
-			fprintf(stderr, "fuzz_jsonrpc: %s\n", err ? err : "policy");
-			abort();
-		}
-	}
+	policy = fuzz_project("fuzz-jsonrpc", project, sizeof(project));
 	return 0;
 }
 

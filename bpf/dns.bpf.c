@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dns.bpf.c - a session's DNS goes to its own resolver in the daemon,
+ * whatever address the program used.
+ *
+ * cgroup sock_addr programs, attached to <cgroup2>/bpfsbx (the sessions'
+ * root) by links pinned like the LSM links, so they run for every socket
+ * made in a session and for nothing else. connect4/6 and sendmsg4/6
+ * rewrite a TCP or UDP destination on port 53 to the resolver of the
+ * current task's session (sbx_dns_resolvers); recvmsg4/6 and
+ * getpeername4/6 put back the address the program asked for, so a stub
+ * resolver that checks where its answer came from (glibc does) accepts it.
+ *
+ * A session reaches no other resolver: every port-53 destination is its
+ * own, the 127.53.0.0/16 addresses and the [::1] ports of the resolvers
+ * are refused by the LSM hooks when named directly (sbx_dns.h), and the
+ * daemon tells sessions apart by the socket a query arrives on. When the
+ * session has no resolver the connect or send is refused (return 0):
+ * the LSM hook let port 53 pass only because it would be rewritten.
+ *
+ * IPv6: a v4-mapped destination goes to the v4-mapped resolver address;
+ * any other IPv6 destination to [::1] and the session's IPv6 ports
+ * (udpv6_sendmsg refuses a program that turns a send into a v4-mapped one).
+ *
+ * The same programs decide loopback on the listener (issue 12): a local
+ * proxy, an `ssh -D` port, a database or a forwarding resolver that a
+ * process outside the session serves acts for whoever connects, like a
+ * unix socket's listener. The LSM hooks cannot find the listener; these
+ * programs can (bpf_sk_lookup_tcp/udp). They run after the LSM hook has
+ * allowed the destination, so they only ever refuse more.
+ */
+#include "sbx_common.h"
+
+#define SBX_DNS_PORT_NET	0x3500	/* htons(53) */
+#define SBX_CURRENT_NETNS	(-1L)	/* BPF_F_CURRENT_NETNS */
+#define SBX_PROTO_TCP		6
+#define SBX_PROTO_UDP		17
+
+static __always_inline bool sbx_dns_wanted(const struct bpf_sock_addr *ctx)
+{
+	return ctx->user_port == SBX_DNS_PORT_NET &&
+	       (ctx->protocol == SBX_PROTO_TCP || ctx->protocol == SBX_PROTO_UDP);
+}
+
+/* The current task's resolver; NULL when it has none. *in_session: the
+ * task is in a session (so a port-53 destination must be refused). */
+static __always_inline const struct sbx_dns_resolver *sbx_dns_own(bool *in_session)
+{
+	__u64 id = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
+
+	*in_session = false;
+	if (!id || !bpf_map_lookup_elem(&sbx_sessions, &id))
+		return NULL;
+	*in_session = true;
+	return bpf_map_lookup_elem(&sbx_dns_resolvers, &id);
+}
+
+static __always_inline void sbx_dns_remember(struct bpf_sock_addr *ctx, const __u32 a6[4])
+{
+	struct sbx_dns_orig *o;
+
+	o = bpf_sk_storage_get(&sbx_dns_sk, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o)
+		return;
+	__builtin_memcpy(o->addr, a6, 16);
+	o->port = SBX_DNS_PORT_NET;
+	sbx_stat_inc(SBX_STAT_DNS_REDIRECT);
+}
+
+static __always_inline int sbx_dns_redirect4(struct bpf_sock_addr *ctx)
+{
+	const struct sbx_dns_resolver *r;
+	bool in = false;
+	__u32 a6[4];
+
+	r = sbx_dns_own(&in);
+	if (!r)
+		return in ? 0 : 1;
+	a6[0] = 0;
+	a6[1] = 0;
+	a6[2] = bpf_htonl(0xffff);
+	a6[3] = ctx->user_ip4;
+	sbx_dns_remember(ctx, a6);
+	ctx->user_ip4 = r->addr4;
+	ctx->user_port = ctx->protocol == SBX_PROTO_TCP ? r->port4_tcp : r->port4_udp;
+	return 1;
+}
+
+static __always_inline bool sbx_v4mapped(const __u32 a[4])
+{
+	return !a[0] && !a[1] && a[2] == bpf_htonl(0xffff);
+}
+
+static __always_inline int sbx_dns_redirect6(struct bpf_sock_addr *ctx)
+{
+	const struct sbx_dns_resolver *r;
+	bool in = false;
+	__u32 a6[4];
+
+	r = sbx_dns_own(&in);
+	if (!r)
+		return in ? 0 : 1;
+	a6[0] = ctx->user_ip6[0];
+	a6[1] = ctx->user_ip6[1];
+	a6[2] = ctx->user_ip6[2];
+	a6[3] = ctx->user_ip6[3];
+	sbx_dns_remember(ctx, a6);
+	if (sbx_v4mapped(a6)) {
+		ctx->user_ip6[3] = r->addr4;
+		ctx->user_port = ctx->protocol == SBX_PROTO_TCP ? r->port4_tcp : r->port4_udp;
+		return 1;
+	}
+	ctx->user_ip6[0] = 0;
+	ctx->user_ip6[1] = 0;
+	ctx->user_ip6[2] = 0;
+	ctx->user_ip6[3] = bpf_htonl(1);
+	ctx->user_port = ctx->protocol == SBX_PROTO_TCP ? r->port6_tcp : r->port6_udp;
+	return 1;
+}
+
+/* ---- loopback: decided on the listener ---------------------------------- */
+
+/* Every inet socket made in a session carries its session, so that a
+ * listener found on loopback tells whose it is. */
+SEC("cgroup/sock_create")
+int sbx_sock_create(struct bpf_sock *sk)
+{
+	__u64 id = bpf_get_current_ancestor_cgroup_id(sbx_session_level), *o;
+
+	if (!id || !bpf_map_lookup_elem(&sbx_sessions, &id))
+		return 1;
+	o = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o) {
+		/* unmarked, its listener would count as outside: refuse it
+		 * rather than have the session's own server refused later */
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return 0;
+	}
+	*o = id;
+	return 1;
+}
+
+struct sbx_lo {
+	__u16 family;		/* of the lookup: AF_INET or AF_INET6 */
+	__u16 port;		/* host order */
+	__u8  proto;
+	__u8  _pad;
+	__u16 op;		/* SBX_OP_CONNECT or SBX_OP_SENDMSG */
+	__u8  addr[16];		/* as the LPM tries and events take it */
+};
+
+
+/* A rule that names this port (not one for every port, such as a blanket
+ * loopback allow) and allows it: the person wrote it for this listener. */
+static __always_inline bool sbx_port_named(const struct sbx_session *s, const struct sbx_lo *d,
+					   __u32 *rule)
+{
+	const struct sbx_net_rule *r;
+
+	if (d->family == AF_INET) {
+		struct sbx_net4_key k = { .prefixlen = 64, .policy_id = bpf_htonl(s->pol.policy_id) };
+
+		__builtin_memcpy(k.addr, d->addr, 4);
+		r = bpf_map_lookup_elem(&sbx_net4, &k);
+	} else {
+		struct sbx_net6_key k = { .prefixlen = 160, .policy_id = bpf_htonl(s->pol.policy_id) };
+
+		__builtin_memcpy(k.addr, d->addr, 16);
+		r = bpf_map_lookup_elem(&sbx_net6, &k);
+	}
+	if (!r)
+		return false;
+	#pragma unroll
+	for (int i = 0; i < SBX_NET_PORT_RULES; i++) {
+		if (i >= r->count)
+			break;
+		const struct sbx_net_port_rule *p = &r->r[i];
+		if (d->port < p->port_lo || d->port > p->port_hi)
+			continue;
+		if (p->proto && p->proto != d->proto)
+			continue;
+		/* first match decides, as in the LSM hook */
+		if (p->port_lo == 0 && p->port_hi == 65535)
+			return false;
+		*rule = p->rule_id;
+		return p->verdict == SBX_V_ALLOW || p->verdict == SBX_V_AUDIT;
+	}
+	return false;
+}
+
+static __always_inline int sbx_lo_refuse(struct bpf_sock_addr *ctx, const struct sbx_session *s,
+					 __u64 cgid, const struct sbx_lo *d, __u8 v, __u32 rule)
+{
+	struct sbx_event *e;
+	int ret = v >= SBX_V_ASK ? -EPERM : 0;
+
+	sbx_count_verdict(v);
+	/* no task storage here (the LSM hooks' scratch): the ring buffer's */
+	e = bpf_ringbuf_reserve(&sbx_events, sizeof(*e), 0);
+	if (!e) {
+		sbx_stat_inc(SBX_STAT_EVENT_DROPS);
+		return ret ? 0 : 1;
+	}
+	sbx_event_fill(e, s, cgid, d->op, v, rule, ret);
+	e->family = d->family;
+	e->flags = (d->family == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4) | SBX_EVF_LOOPBACK;
+	e->port = d->port;
+	e->proto = d->proto;
+	__builtin_memcpy(e->addr, d->addr, 16);
+	bpf_ringbuf_submit(e, 0);
+	sbx_stat_inc(SBX_STAT_EVENTS);
+	return ret ? 0 : 1;
+}
+
+/*
+ * The listener at d (looked up as tuple, tlen) decides: none, the
+ * session's own, or the daemon's: allowed; an approver's: refused; any
+ * other process's: network.loopback, unless a rule names the port or a
+ * person granted it. 1 lets the connect or send go on, 0 refuses it.
+ */
+static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_sock_tuple *t,
+					 __u32 tlen, const struct sbx_lo *d)
+{
+	const struct sbx_listener *l;
+	const struct sbx_session *s;
+	struct bpf_sock *sk;
+	__u64 cgid, *owner;
+	__u32 rule = 0;
+	__u8 v;
+
+	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
+	s = cgid ? bpf_map_lookup_elem(&sbx_sessions, &cgid) : NULL;
+	if (!s)
+		return 1;
+	if (d->proto == SBX_PROTO_TCP)
+		sk = bpf_sk_lookup_tcp(ctx, t, tlen, SBX_CURRENT_NETNS, 0);
+	else if (d->proto == SBX_PROTO_UDP)
+		sk = bpf_sk_lookup_udp(ctx, t, tlen, SBX_CURRENT_NETNS, 0);
+	else
+		return 1;
+	if (!sk)
+		return 1;	/* nobody listens: the connect fails by itself */
+	l = bpf_sk_storage_get(&sbx_listeners, sk, 0, 0);
+	owner = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, 0);
+	v = l && (l->flags & SBX_LISTENER_NEVER) ? SBX_V_DENY :
+	    l && (l->flags & SBX_LISTENER_DAEMON) ? SBX_V_ALLOW :
+	    owner && *owner == cgid ? SBX_V_ALLOW : SBX_V_NONE;
+	bpf_sk_release(sk);
+	if (v == SBX_V_ALLOW)
+		return 1;
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	if (v == SBX_V_DENY)
+		return sbx_lo_refuse(ctx, s, cgid, d, SBX_V_DENY, SBX_RULE_LISTENER_HIDDEN);
+	if (sbx_port_named(s, d, &rule))
+		return 1;
+	v = s->pol.loopback_outside;
+	rule = s->pol.loopback_rule;
+	if (v == SBX_V_NONE)
+		v = SBX_V_ASK;
+	if (v <= SBX_V_ALLOW)
+		return 1;
+	if (v == SBX_V_ASK && (s->pol.flags & SBX_PF_HAS_GRANTS) && sbx_addr_granted(cgid, d->family, d->addr, d->port)) {
+		sbx_stat_inc(SBX_STAT_GRANT_USED);
+		return 1;
+	}
+	return sbx_lo_refuse(ctx, s, cgid, d, v, rule);
+}
+
+/* 127.0.0.0/8 and 0.0.0.0 (which means this host) */
+static __always_inline bool sbx_lo4(__u32 a)
+{
+	return (bpf_ntohl(a) >> 24) == 127 || a == 0;
+}
+
+static __always_inline int sbx_lo_check4(struct bpf_sock_addr *ctx, __u32 a, __u16 op)
+{
+	struct bpf_sock_tuple t = {};
+	struct sbx_lo d = { .family = AF_INET, .op = op };
+
+	t.ipv4.daddr = a ? a : bpf_htonl(0x7f000001);
+	t.ipv4.dport = ctx->user_port;
+	d.port = bpf_ntohs(ctx->user_port);
+	d.proto = ctx->protocol;
+	__builtin_memcpy(d.addr, &a, 4);
+	return sbx_lo_decide(ctx, &t, sizeof(t.ipv4), &d);
+}
+
+static __always_inline int sbx_lo_check6(struct bpf_sock_addr *ctx, const __u32 a[4], __u16 op)
+{
+	struct bpf_sock_tuple t = {};
+	struct sbx_lo d = { .family = AF_INET6, .op = op };
+
+	/* ::1, or :: (which means this host too) */
+	if (a[0] || a[1] || a[2] || (a[3] && a[3] != bpf_htonl(1)))
+		return 1;
+	t.ipv6.daddr[3] = bpf_htonl(1);
+	t.ipv6.dport = ctx->user_port;
+	d.port = bpf_ntohs(ctx->user_port);
+	d.proto = ctx->protocol;
+	__builtin_memcpy(d.addr, a, 16);
+	return sbx_lo_decide(ctx, &t, sizeof(t.ipv6), &d);
+}
+
+static __always_inline int sbx_addr4(struct bpf_sock_addr *ctx, __u16 op)
+{
+	__u32 a = ctx->user_ip4;
+
+	if (sbx_dns_wanted(ctx))
+		return sbx_dns_redirect4(ctx);
+	return sbx_lo4(a) ? sbx_lo_check4(ctx, a, op) : 1;
+}
+
+static __always_inline int sbx_addr6(struct bpf_sock_addr *ctx, __u16 op)
+{
+	__u32 a[4];
+
+	if (sbx_dns_wanted(ctx))
+		return sbx_dns_redirect6(ctx);
+	a[0] = ctx->user_ip6[0];
+	a[1] = ctx->user_ip6[1];
+	a[2] = ctx->user_ip6[2];
+	a[3] = ctx->user_ip6[3];
+	if (sbx_v4mapped(a))
+		return sbx_lo4(a[3]) ? sbx_lo_check4(ctx, a[3], op) : 1;
+	return sbx_lo_check6(ctx, a, op);
+}
+
+SEC("cgroup/connect4")
+int sbx_dns_connect4(struct bpf_sock_addr *ctx)
+{
+	return sbx_addr4(ctx, SBX_OP_CONNECT);
+}
+
+SEC("cgroup/connect6")
+int sbx_dns_connect6(struct bpf_sock_addr *ctx)
+{
+	return sbx_addr6(ctx, SBX_OP_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int sbx_dns_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return sbx_addr4(ctx, SBX_OP_SENDMSG);
+}
+
+SEC("cgroup/sendmsg6")
+int sbx_dns_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return sbx_addr6(ctx, SBX_OP_SENDMSG);
+}
+
+/*
+ * The way back: a datagram (recvmsg) or a peer (getpeername) that is the
+ * session's resolver shows as the address the program asked for. Only
+ * sockets that were redirected carry an sbx_dns_orig.
+ */
+static __always_inline void sbx_dns_restore4(struct bpf_sock_addr *ctx)
+{
+	struct sbx_dns_orig *o = bpf_sk_storage_get(&sbx_dns_sk, ctx->sk, 0, 0);
+	const struct sbx_dns_resolver *r;
+	bool in;
+
+	if (!o)
+		return;
+	r = sbx_dns_own(&in);
+	if (!r || ctx->user_ip4 != r->addr4 ||
+	    (ctx->user_port != r->port4_udp && ctx->user_port != r->port4_tcp))
+		return;
+	__builtin_memcpy(&ctx->user_ip4, o->addr + 12, 4);
+	ctx->user_port = o->port;
+}
+
+static __always_inline void sbx_dns_restore6(struct bpf_sock_addr *ctx)
+{
+	struct sbx_dns_orig *o = bpf_sk_storage_get(&sbx_dns_sk, ctx->sk, 0, 0);
+	const struct sbx_dns_resolver *r;
+	__u32 a[4], w[4];
+	bool in, ours;
+
+	if (!o)
+		return;
+	r = sbx_dns_own(&in);
+	if (!r)
+		return;
+	a[0] = ctx->user_ip6[0];
+	a[1] = ctx->user_ip6[1];
+	a[2] = ctx->user_ip6[2];
+	a[3] = ctx->user_ip6[3];
+	if (sbx_v4mapped(a))
+		ours = a[3] == r->addr4 &&
+		       (ctx->user_port == r->port4_udp || ctx->user_port == r->port4_tcp);
+	else
+		ours = !a[0] && !a[1] && !a[2] && a[3] == bpf_htonl(1) &&
+		       (ctx->user_port == r->port6_udp || ctx->user_port == r->port6_tcp);
+	if (!ours)
+		return;
+	__builtin_memcpy(w, o->addr, 16);
+	ctx->user_ip6[0] = w[0];
+	ctx->user_ip6[1] = w[1];
+	ctx->user_ip6[2] = w[2];
+	ctx->user_ip6[3] = w[3];
+	ctx->user_port = o->port;
+}
+
+SEC("cgroup/recvmsg4")
+int sbx_dns_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	sbx_dns_restore4(ctx);
+	return 1;
+}
+
+SEC("cgroup/recvmsg6")
+int sbx_dns_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	sbx_dns_restore6(ctx);
+	return 1;
+}
+
+SEC("cgroup/getpeername4")
+int sbx_dns_getpeername4(struct bpf_sock_addr *ctx)
+{
+	sbx_dns_restore4(ctx);
+	return 1;
+}
+
+SEC("cgroup/getpeername6")
+int sbx_dns_getpeername6(struct bpf_sock_addr *ctx)
+{
+	sbx_dns_restore6(ctx);
+	return 1;
+}

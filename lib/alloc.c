@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/alloc.h"
+#include "lib/log.h"
+
+static void oom(void)
+{
+	fprintf(stderr, "%s: out of memory\n", sbx_log_prefix());
+	abort();
+}
+
+char *sbx_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	return s;
+}
+
+char *sbx_strdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+
+	if (!d)
+		oom();
+	return d;
+}
+
+void *sbx_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *sbx_realloc_array(void *p, size_t n, size_t size)
+{
+	void *q = reallocarray(p, n ? n : 1, size ? size : 1);
+
+	if (!q)
+		oom();
+	return q;
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/text.h"
+
+void sbx_sb_putn(struct sbx_strbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		char *p;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+void sbx_sb_putc(struct sbx_strbuf *b, char c)
+{
+	sbx_sb_putn(b, &c, 1);
+}
+
+void sbx_sb_puts(struct sbx_strbuf *b, const char *s)
+{
+	sbx_sb_putn(b, s, strlen(s));
+}
+
+void sbx_sb_printf(struct sbx_strbuf *b, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		b->oom = true;
+	else
+		sbx_sb_putn(b, s, (size_t)n);
+	free(s);
+}
+
+void sbx_sb_join(struct sbx_strbuf *b, const char *sep, const char *s)
+{
+	if (b->len)
+		sbx_sb_puts(b, sep);
+	sbx_sb_puts(b, s);
+}
+
+int sbx_str_append(char **dst, const char *sep, const char *s)
+{
+	size_t a = *dst ? strlen(*dst) : 0, b = strlen(s), l = *dst && a ? strlen(sep) : 0;
+	char *t = realloc(*dst, a + l + b + 1);
+
+	if (!t)
+		return -1;
+	if (l)
+		memcpy(t + a, sep, l);
+	memcpy(t + a + l, s, b + 1);
+	*dst = t;
+	return 0;
+}
+
+bool sbx_parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}

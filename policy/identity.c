@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fs.c - file identity as the kernel sees it, and lexical path handling.
+ *
+ * The BPF programs name a file by (inode->i_sb->s_dev, inode->i_ino).
+ * stat(2) does not report that pair on overlayfs and btrfs (st_dev there
+ * is a per-subvolume or per-layer anonymous device), so the identity is
+ * read from /proc/self/fdinfo (mnt_id, ino) of an O_PATH descriptor and
+ * the mount's major:minor from /proc/self/mountinfo, which shows the
+ * superblock's s_dev.
+ *
+ * That is an open, a read of a proc file and a close per file. On the
+ * file systems whose getattr reports the superblock's device and the
+ * inode's own number (generic_fillattr: ext2/3/4, xfs, tmpfs), one
+ * statx gives the same pair, with the mount id in the same call so
+ * that the file system is known for the very object that was stat'ed.
+ * The fast path is taken only there, and only when statx's device is
+ * the one mountinfo shows for that mount; anything else (overlayfs,
+ * btrfs, 9p, FUSE, a mount we do not know yet) takes the slow path.
+ * BPFSBX_IDENT_SLOW=1 forces the slow path, for the test that compares
+ * the two on each file system.
+ *
+ * The mountinfo table is the only global state of policy/: it is cached
+ * because compiling a policy asks for hundreds of identities, re-read
+ * whenever an unknown mount id turns up (a mount appeared since), and
+ * guarded by a mutex so that tests and the daemon may call in from any
+ * thread, any number of times.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#define SBX_POLICY_INTERNAL
+#include "policy/policy.h"
+#include "lib/alloc.h"
+
+struct mnt_dev {
+	int mnt_id;
+	uint32_t dev;	/* kernel encoding: major << 20 | minor */
+	bool stat_is_kernel;	/* statx reports (s_dev, i_ino) on this mount */
+};
+
+/* file systems whose getattr is generic_fillattr's (dev = s_dev, ino = i_ino) */
+static bool fstype_stat_is_kernel(const char *t)
+{
+	static const char *const ok[] = { "ext2", "ext3", "ext4", "xfs", "tmpfs" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(t, ok[i]))
+			return true;
+	return false;
+}
+
+static pthread_mutex_t mnt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mnt_dev *mnt_tab;
+static size_t mnt_n;
+
+static int mountinfo_reload(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct mnt_dev *tab = NULL;
+	size_t n = 0, cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &lcap, f) > 0) {
+		int id, parent;
+		unsigned maj, min;
+		char fstype[32] = "";
+		const char *sep;
+
+		if (sscanf(line, "%d %d %u:%u", &id, &parent, &maj, &min) != 4)
+			continue;
+		/* the optional fields end at " - ", then the file system type */
+		sep = strstr(line, " - ");
+		if (sep && sscanf(sep + 3, "%31s", fstype) != 1)
+			fstype[0] = 0;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct mnt_dev *t = realloc(tab, ncap * sizeof(*t));
+
+			if (!t) {
+				free(tab);
+				free(line);
+				fclose(f);
+				return -ENOMEM;
+			}
+			tab = t;
+			cap = ncap;
+		}
+		tab[n].mnt_id = id;
+		tab[n].dev = (maj << 20) | (min & 0xfffff);
+		tab[n].stat_is_kernel = fstype_stat_is_kernel(fstype);
+		n++;
+	}
+	free(line);
+	fclose(f);
+	free(mnt_tab);
+	mnt_tab = tab;
+	mnt_n = n;
+	return 0;
+}
+
+static int mnt_lookup(int mnt_id, uint32_t *dev, bool *stat_ok)
+{
+	for (size_t i = 0; i < mnt_n; i++)
+		if (mnt_tab[i].mnt_id == mnt_id) {
+			*dev = mnt_tab[i].dev;
+			if (stat_ok)
+				*stat_ok = mnt_tab[i].stat_is_kernel;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int mnt_dev_of(int mnt_id, uint32_t *dev)
+{
+	int err;
+
+	pthread_mutex_lock(&mnt_lock);
+	err = mnt_lookup(mnt_id, dev, NULL);
+	if (err) {
+		/* unknown: a mount came or went since the last read */
+		err = mountinfo_reload();
+		if (!err)
+			err = mnt_lookup(mnt_id, dev, NULL);
+	}
+	pthread_mutex_unlock(&mnt_lock);
+	return err;
+}
+
+/*
+ * The fast path: one statx of (dirfd, path, flags). 0 with the identity;
+ * 1: not this way (another file system, an unknown mount, no mount id,
+ * forced slow), the caller takes the slow path; -errno: no such object.
+ */
+static bool forced_slow(void)
+{
+	static int forced = -1;
+
+	if (forced < 0) {
+		const char *e = getenv("BPFSBX_IDENT_SLOW");
+
+		forced = e && *e && strcmp(e, "0");
+	}
+	return forced;
+}
+
+static int kident_statx(int dirfd, const char *path, int flags, uint32_t *dev, uint64_t *ino)
+{
+	struct statx sx;
+	uint32_t mdev = 0, sdev;
+	bool ok = false;
+	int err;
+
+	if (statx(dirfd, path, flags | AT_STATX_SYNC_AS_STAT, STATX_INO | STATX_MNT_ID, &sx))
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ||
+		       errno == EACCES || errno == ENAMETOOLONG ? -errno : 1;
+	if (!(sx.stx_mask & STATX_MNT_ID) || !(sx.stx_mask & STATX_INO))
+		return 1;
+	pthread_mutex_lock(&mnt_lock);
+	err = mnt_lookup((int)sx.stx_mnt_id, &mdev, &ok);
+	pthread_mutex_unlock(&mnt_lock);
+	if (err)
+		return 1;	/* the slow path reads mountinfo again */
+	sdev = (sx.stx_dev_major << 20) | (sx.stx_dev_minor & 0xfffff);
+	if (!ok || sdev != mdev)
+		return 1;
+	*dev = sdev;
+	*ino = sx.stx_ino;
+	return 0;
+}
+
+static int kident_fdinfo(int fd, uint32_t *dev, uint64_t *ino)
+{
+	char path[64], buf[1024];
+	int mnt_id = -1, have_ino = 0;
+	ssize_t len;
+	int pfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	len = read(pfd, buf, sizeof(buf) - 1);
+	close(pfd);
+	if (len <= 0)
+		return len < 0 ? -errno : -EIO;
+	buf[len] = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		unsigned long long v;
+
+		if (sscanf(l, "mnt_id: %d", &mnt_id) == 1)
+			continue;
+		if (sscanf(l, "ino: %llu", &v) == 1) {
+			*ino = v;
+			have_ino = 1;
+		}
+	}
+	/* fdinfo has shown "ino:" since Linux 5.14; without it there is no
+	 * reliable identity, and guessing would be failing open */
+	if (mnt_id < 0 || !have_ino)
+		return -ENOTSUP;
+	return mnt_dev_of(mnt_id, dev);
+}
+
+int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino)
+{
+	int err;
+
+	if (!forced_slow()) {
+		err = kident_statx(fd, "", AT_EMPTY_PATH, dev, ino);
+		if (err <= 0)
+			return err;
+	}
+	return kident_fdinfo(fd, dev, ino);
+}
+
+int sbx_kident_fast(const char *path, bool follow, uint32_t *dev, uint64_t *ino)
+{
+	return kident_statx(AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, dev, ino);
+}
+
+int sbx_kident_slow(const char *path, bool follow, uint32_t *dev, uint64_t *ino)
+{
+	int fd = open(path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = kident_fdinfo(fd, dev, ino);
+	close(fd);
+	return err;
+}
+
+int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino)
+{
+	int err;
+
+	if (!forced_slow()) {
+		err = sbx_kident_fast(path, follow, dev, ino);
+		if (err <= 0)
+			return err;
+	}
+	return sbx_kident_slow(path, follow, dev, ino);
+}
+
+static const char *ftype_name(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFREG:	return "file";
+	case S_IFDIR:	return "dir";
+	case S_IFLNK:	return "symlink";
+	case S_IFCHR:	return "char";
+	case S_IFBLK:	return "block";
+	case S_IFIFO:	return "fifo";
+	case S_IFSOCK:	return "socket";
+	}
+	return "unknown";
+}
+
+int sbx_objid_nofollow(const char *path, struct sbx_objid *id)
+{
+	struct stat st;
+	int fd, err;
+
+	/* one descriptor for every fact, so that they are of one object
+	 * even if the name is swapped meanwhile */
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = sbx_kident_fd(fd, &id->dev, &id->ino);
+	id->btime[0] = 0;
+	{
+		struct statx sx;
+
+		if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) == 0 &&
+		    (sx.stx_mask & STATX_BTIME))
+			snprintf(id->btime, sizeof(id->btime), "%lld.%09u",
+				 (long long)sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec);
+	}
+	close(fd);
+	id->type = ftype_name(st.st_mode);
+	id->nlink = (unsigned long)st.st_nlink;
+	return err;
+}
+
+/* the reason, and -ESTALE, for sbx_objid_check() */
+#define stale(rc, ...) (*(rc) = -ESTALE, sbx_asprintf(__VA_ARGS__))
+
+int sbx_objid_check(const char *path, bool new_name, uint32_t dev, uint64_t ino,
+		    const char *type, const char *btime, char **why)
+{
+	struct sbx_objid id;
+	char *dir = NULL, target[256];
+	const char *name;
+	int rc = 0, e;
+
+	*why = NULL;
+	if (!path || path[0] != '/') {
+		*why = stale(&rc, "'%s' is not an absolute path, so it cannot be checked",
+			     path ? path : "");
+		return -EINVAL;
+	}
+	if (new_name) {
+		name = strrchr(path, '/') + 1;
+		dir = strndup(path, (size_t)(name - path > 1 ? name - path - 1 : 1));
+		if (!dir)
+			return -ENOMEM;
+		e = sbx_objid_nofollow(dir, &id);
+		if (e)
+			*why = stale(&rc, "%s: the directory %s is gone (%s)", path, dir,
+				     strerror(-e));
+		else if (id.dev != dev || id.ino != ino || strcmp(id.type, "dir"))
+			*why = stale(&rc, "%s: the directory %s was replaced since the request "
+				     "(now %s %u:%llu, asked for dir %u:%llu)", path, dir, id.type,
+				     id.dev, (unsigned long long)id.ino, dev,
+				     (unsigned long long)ino);
+		else if (*name && sbx_objid_nofollow(path, &id) == 0 && !strcmp(id.type, "symlink"))
+			*why = stale(&rc, "%s is now a symbolic link; the request was for a new "
+				     "file of that name", path);
+		free(dir);
+		return rc;
+	}
+	e = sbx_objid_nofollow(path, &id);
+	if (e == -ENOENT || e == -ENOTDIR)
+		return *why = stale(&rc, "%s no longer exists", path), rc;
+	if (e)
+		return *why = stale(&rc, "%s: %s", path, strerror(-e)), rc;
+	if (!strcmp(id.type, "symlink")) {
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+		target[n > 0 ? n : 0] = 0;
+		return *why = stale(&rc, "%s is now a symbolic link (to %s); the request was "
+				    "for the file that was there", path, n > 0 ? target : "?"), rc;
+	}
+	if (id.dev != dev || id.ino != ino)
+		return *why = stale(&rc, "%s now leads to another object (%s %u:%llu, the "
+				    "request showed %u:%llu)", path, id.type, id.dev,
+				    (unsigned long long)id.ino, dev, (unsigned long long)ino), rc;
+	if (btime && *btime && id.btime[0] && strcmp(btime, id.btime))
+		return *why = stale(&rc, "%s now leads to another file that reuses the inode "
+				    "number of the one the request showed (born %s, not %s)", path,
+				    id.btime, btime), rc;
+	if (type && strcmp(type, id.type))
+		return *why = stale(&rc, "%s is now a %s, the request showed a %s", path,
+				    id.type, type), rc;
+	if (!strcmp(id.type, "file") && id.nlink > 1) {
+		*why = stale(&rc, "%s has %lu hard links: a grant on it would also cover "
+			     "%lu other name(s) that were never shown", path, id.nlink,
+			     id.nlink - 1);
+		return -EMLINK;
+	}
+	return 0;
+}
+
+char *sbx_path_normalize(const char *path)
+{
+	size_t len = strlen(path);
+	char *out = malloc(len + 2);
+	size_t o = 0;
+	const char *p = path;
+
+	if (!out)
+		return NULL;
+	out[o++] = '/';
+	while (*p) {
+		const char *e;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchr(p, '/');
+		n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 1 && p[0] == '.') {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			/* lexical: ".." of "/" is "/" */
+			if (o > 1) {
+				o--;
+				while (o > 1 && out[o - 1] != '/')
+					o--;
+				if (o > 1)
+					o--;
+			}
+		} else {
+			if (o > 1)
+				out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	out[o] = 0;
+	return out;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * request.h - a request record (docs/QUEUE.md) decoded once, after
+ * validation, into a struct with an enum kind: the daemon, the approvers
+ * and the connectors switch on it instead of comparing strings.
+ *
+ * The strings point into the JSON record, which the struct holds a
+ * reference to: they live until sbx_request_release().
+ */
+#ifndef SBX_REQUEST_H
+#define SBX_REQUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <jansson.h>
+#include "queue/queue.h"
+
+enum sbx_req_kind {
+	SBX_REQ_FILE,		/* the kernel asked: open, create, ... of a file */
+	SBX_REQ_EXEC,		/* the kernel asked: exec or executable mapping */
+	SBX_REQ_NET,		/* the kernel asked: a connect or a send */
+	SBX_REQ_COMMAND,	/* a connector asked: run a command outside the agent */
+	SBX_REQ_ACCESS_PATH,	/* the agent asked ahead for a path */
+	SBX_REQ_ACCESS_HOST,	/* the agent asked ahead for a host */
+	SBX_REQ_HOST,		/* the resolver asked: a lookup of a name */
+};
+
+struct sbx_request {
+	const char *id;
+	enum sbx_req_kind kind;
+	const char *kind_name;		/* "file", ... as in the record */
+	const char *session, *project, *agent_reason;
+	const char *notice;		/* the daemon's word to the person (why asked again) */
+	time_t created, deadline;
+	long long count;
+	struct {
+		long long pid, uid;	/* -1: not given */
+		const char *comm, *exe, *cwd;
+		const json_t *cmdline;	/* array of strings, or NULL */
+	} process;
+
+	/* FILE, EXEC, ACCESS_PATH */
+	const char *path;
+	int access;			/* enum sbx_access */
+	const char *op;
+	bool has_ident;			/* dev and ino as the kernel saw the object */
+	uint32_t dev;
+	uint64_t ino;
+	bool new_name;			/* not there yet: dev/ino are its parent's */
+	bool abstract;			/* an abstract unix socket: path is "@name" */
+	uint64_t name_hash;		/* new_name: the name's; abstract: the socket name's */
+	const char *ftype;		/* "file", "dir", ... (NULL: not recorded) */
+	long long nlink;		/* hard links when asked; -1: not recorded */
+	const char *btime;		/* birth time "SEC.NSEC", or NULL */
+	/* NET, ACCESS_HOST, HOST */
+	const char *addr, *family, *proto, *host;
+	int port;
+	/* COMMAND */
+	const char *command, *cwd;
+
+	struct {
+		bool present;
+		long long id;		/* -1 when absent or not a number */
+		const char *pattern, *verdict, *reason, *source;
+	} rule;
+
+	/* done/ records: the decision, when there is one */
+	struct {
+		bool present, approve, expired;
+		enum sbx_scope scope;
+		const char *by, *at, *note;
+		const json_t *result;
+	} decision;
+
+	json_t *json;			/* the record; a reference is held */
+};
+
+/* The kind alone, of a record read from the queue (so validated): -1 if
+ * it has none a request can have. */
+int sbx_request_kind(const json_t *rec);
+
+/* Validate (request schema; with done, the decision schema too) and decode.
+ * false with *why (malloc'd) for people. */
+bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *out, char **why);
+void sbx_request_release(struct sbx_request *r);
+
+/* A person's words for the object: "read /home/a/.aws/credentials",
+ * "connect 10.0.0.5 port 5432", "run: git push" (malloc'd). */
+char *sbx_request_what(const struct sbx_request *r);
+
+#endif

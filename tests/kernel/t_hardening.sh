@@ -1,0 +1,271 @@
+# Issue 12's other classes, each tried by several routes and judged by
+# effect: destinations the network hooks must parse, socket families
+# outside the allowlist, signals by another route, protected paths swapped
+# out by a parent, metadata changes, and what a session reads of the
+# outside's command lines.
+
+RT=$POL/redteam.yaml
+AD=$ROOT/policy/shipped/agent-default.yaml
+HP=$POL/hardening.yaml
+
+# ---- destinations -------------------------------------------------------------------
+
+# a UDP listener outside on an address the policy denies; it must get nothing
+udp_sink() {
+	ip addr add 10.66.0.1/32 dev lo 2>/dev/null || true
+	rm -f /tmp/hd-got
+	python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('10.66.0.1', 9999))
+print('LISTENING', flush=True)
+while True: open('/tmp/hd-got', 'ab').write(s.recv(100))" >/tmp/hd-sink.out 2>&1 &
+	echo $! >/tmp/hd-sink.pid
+	wait_for grep -q LISTENING /tmp/hd-sink.out || fail "sink did not start"
+}
+sink_got_nothing() {
+	sleep 0.3
+	kill "$(cat /tmp/hd-sink.pid)" 2>/dev/null || true
+	[ ! -s /tmp/hd-got ] || fail "the denied address received: $(cat /tmp/hd-got)"
+}
+
+# sendto/sendmsg/sendmmsg with sin_family=AF_UNSPEC: udp_sendmsg sends to
+# sin_addr anyway, so the hook must read it too
+HD_UNSPEC='
+import ctypes, socket, struct, sys, errno
+libc = ctypes.CDLL(None, use_errno=True)
+how = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sa = struct.pack("=HH4s8x", 0, socket.htons(9999), socket.inet_aton("10.66.0.1"))
+buf = ctypes.create_string_buffer(b"leak")
+if how == "sendto":
+    r = libc.sendto(s.fileno(), buf, 4, 0, ctypes.c_char_p(sa), len(sa))
+else:
+    class iovec(ctypes.Structure): _fields_ = [("b", ctypes.c_void_p), ("l", ctypes.c_size_t)]
+    class msghdr(ctypes.Structure): _fields_ = [("name", ctypes.c_char_p), ("namelen", ctypes.c_uint),
+        ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t), ("ctl", ctypes.c_void_p),
+        ("ctllen", ctypes.c_size_t), ("flags", ctypes.c_int)]
+    class mmsghdr(ctypes.Structure): _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+    iov = iovec(ctypes.cast(buf, ctypes.c_void_p), 4)
+    m = msghdr(sa, len(sa), ctypes.pointer(iov), 1, None, 0, 0)
+    if how == "sendmsg":
+        r = libc.sendmsg(s.fileno(), ctypes.byref(m), 0)
+    else:
+        mm = mmsghdr(m, 0); r = libc.sendmmsg(s.fileno(), ctypes.byref(mm), 1, 0)
+        r = -1 if r != 1 else r
+print("OK" if r >= 0 else "ERR " + errno.errorcode[ctypes.get_errno()])'
+
+test_af_unspec_destination_is_read_sendto_sendmsg_sendmmsg() {
+	udp_sink
+	for how in sendto sendmsg sendmmsg; do
+		expect "ERR EPERM" in_session $RT python3 -c "$HD_UNSPEC" $how
+	done
+	sink_got_nothing
+	event operation=sendmsg object=10.66.0.1:9999 verdict=deny
+	# outside a session the same datagram arrives: the test can fail
+	udp_sink
+	expect "OK" python3 -c "$HD_UNSPEC" sendto
+	sleep 0.3
+	[ -s /tmp/hd-got ] || fail "the sink is deaf: the test proves nothing"
+	kill "$(cat /tmp/hd-sink.pid)" 2>/dev/null || true
+}
+
+# SCTP is not on the allowlist unless sandbox.sctp allows it; with it,
+# connectx and sendmsg with addresses go through sctp_bind_connect
+test_sctp_needs_its_switch_and_its_destinations_are_checked() {
+	expect "ERR EPERM" in_session $RT $SBXT socket 2 1 132	# AF_INET, STREAM, SCTP
+	expect "ERR EPERM" in_session $RT $SBXT socket 10 5 132	# AF_INET6, SEQPACKET, SCTP
+	event operation=socket_create verdict=deny
+	if ! modprobe -n sctp 2>/dev/null; then
+		echo "note: no sctp module in this kernel's image: connectx not tried"
+		return 0
+	fi
+	out=$(in_session $HP python3 -c "
+import socket, errno
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)
+for dst in (('10.66.0.1', 9), ('127.0.0.1', 9)):
+    try: s.connect(dst); print('OK')
+    except OSError as e: print('ERR', errno.errorcode[e.errno])" 2>&1 | head -n 1)
+	[ "$out" = "ERR EPERM" ] || fail "SCTP connect to a denied address: $out"
+}
+
+# families outside the allowlist: refused, and their modules stay unloaded
+test_socket_families_outside_the_allowlist() {
+	for fam in 29:3:can 43:1:smc 33:2:rxrpc 31:5:bluetooth 26:2:llc2; do
+		IFS=: read -r af type mod <<EOF
+$fam
+EOF
+		got=$(in_session $RT $SBXT socket $af $type | tail -n 1)
+		case "$got" in
+		"ERR EPERM"|"ERR EAFNOSUPPORT") ;;
+		*) fail "socket($af, $type) in a session: $got" ;;
+		esac
+		grep -q "^$mod " /proc/modules && fail "module $mod was loaded for a session"
+	done
+	event operation=socket_create verdict=deny
+	# netlink: route is allowed (ip), audit is not
+	expect "OK" in_session $RT $SBXT socket 16 3 0
+	expect "ERR EPERM" in_session $RT $SBXT socket 16 3 9
+	in_session $RT ip -o link show lo >/dev/null || fail "ip link (netlink route) failed in a session"
+}
+
+# ---- signals by another route --------------------------------------------------------
+
+HD_OWNER='
+import ctypes, fcntl, os, socket, struct, sys, errno
+libc = ctypes.CDLL(None, use_errno=True)
+how, target = sys.argv[1], int(sys.argv[2])
+r, w = os.pipe()
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def res(rc): return "OK" if rc >= 0 else "ERR " + errno.errorcode[ctypes.get_errno()]
+if how == "setown":
+    print(res(libc.fcntl(r, 8, target)))                      # F_SETOWN
+elif how == "setown_ex":
+    own = struct.pack("ii", 1, target)                         # F_OWNER_PID
+    print(res(libc.fcntl(r, 15, ctypes.c_char_p(own))))        # F_SETOWN_EX
+elif how == "fiosetown":
+    v = ctypes.c_int(target); print(res(libc.ioctl(s.fileno(), 0x8901, ctypes.byref(v))))
+elif how == "siocspgrp":
+    v = ctypes.c_int(target); print(res(libc.ioctl(s.fileno(), 0x8902, ctypes.byref(v))))
+elif how == "pidfd":
+    fd = libc.syscall(434, target, 0)
+    print(res(libc.syscall(424, fd, 15, None, 0)) if fd >= 0 else res(fd))'
+
+test_signal_owner_and_pidfd_refused_for_outside_processes() {
+	as_user sleep 120 &
+	victim=$!
+	sleep 0.2
+	for how in setown setown_ex fiosetown siocspgrp pidfd; do
+		expect "ERR EPERM" in_session $RT python3 -c "$HD_OWNER" $how $victim
+	done
+	# O_ASYNC with the owner set would have delivered SIGIO: the victim lives
+	kill -0 $victim || fail "the process outside was signalled"
+	event operation=signal_owner verdict=deny
+	# one's own process is a fine owner
+	expect "OK" in_session $RT sh -c "python3 -c '$HD_OWNER' setown \$\$ >/dev/null; python3 -c \"
+import os, fcntl; r, w = os.pipe(); fcntl.fcntl(r, fcntl.F_SETOWN, os.getpid()); print('OK')\""
+	kill $victim
+}
+
+# ---- a protected path swapped out by its parent ---------------------------------------
+
+pin_fixture() {
+	rm -rf $PROJ/.git $PROJ/.git.orig $PROJ/guarded
+	as_user git -C $PROJ init -q
+	mkdir -p $PROJ/guarded && chown $TUSER $PROJ/guarded
+}
+
+test_parent_of_a_protected_path_cannot_be_renamed_exchanged_or_removed() {
+	pin_fixture
+	ino=$(stat -c %i $PROJ/.git)
+	# compiled now that .git exists (a policy of its own, so that no
+	# compilation cached before git init is used): .git/hooks is an inode
+	# rule, its parent .git is pinned
+	printf 'version: 1\nextends: agent-default\n# %s\n' "$(date +%s%N)" >/tmp/hd-pin.yaml
+	AD=/tmp/hd-pin.yaml
+	expect "ERR EPERM" in_session $AD $SBXT rename $PROJ/.git $PROJ/.git.orig
+	event operation=rename_from object=$PROJ/.git verdict=deny
+	# RENAME_EXCHANGE with a fresh copy
+	as_user mkdir -p $PROJ/fresh/hooks
+	expect "ERR EPERM" in_session $AD python3 -c "
+import ctypes, os, errno
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.renameat2(-100, b'$PROJ/fresh', -100, b'$PROJ/.git', 2)   # RENAME_EXCHANGE
+print('OK' if r == 0 else 'ERR ' + errno.errorcode[ctypes.get_errno()])"
+	# the project directory above it is pinned too
+	expect "ERR EPERM" in_session $AD $SBXT rename $PROJ $THOME/proj.moved
+	[ "$(stat -c %i $PROJ/.git)" = "$ino" ] || fail ".git was replaced"
+	# a directory whose protected child does not exist yet: rmdir and
+	# recreate (compiled now that guarded exists: it is the rule's anchor)
+	{ cat $HP; printf '# %s\n' "$(date +%s%N)"; } >/tmp/hd-guard.yaml
+	expect "ERR EPERM" in_session /tmp/hd-guard.yaml $SBXT rmdir $PROJ/guarded
+	[ -d $PROJ/guarded ] || fail "guarded was removed"
+	# a symlink in its place needs the directory gone first
+	expect "ERR EPERM" in_session $AD sh -c "mv $PROJ/.git $PROJ/g2 2>/dev/null && ln -s /tmp $PROJ/.git; $SBXT open $PROJ/.git/HEAD >/dev/null; [ -L $PROJ/.git ] && echo SWAPPED || echo ERR EPERM"
+	# judged by effect: the review's attack leaves no hook that runs later
+	in_session $AD sh -c "mv $PROJ/.git $PROJ/.git.orig; cp -a $PROJ/.git.orig $PROJ/.git.new;
+		mv $PROJ/.git.new $PROJ/.git; echo 'touch /tmp/hd-hook-ran' >$PROJ/.git/hooks/pre-commit" \
+		2>/dev/null || true
+	[ ! -e $PROJ/.git/hooks/pre-commit ] || fail "a hook was planted: $(cat $PROJ/.git/hooks/pre-commit)"
+	[ "$(stat -c %i $PROJ/.git)" = "$ino" ] || fail ".git was swapped"
+	# a policy compiled before .git existed covers it by name all the same
+	rm -rf $PROJ/.git $PROJ/.git.orig $PROJ/.git.new
+	printf 'version: 1\nextends: agent-default\n# %s\n' "$(date +%s%N)" >/tmp/hd-pin2.yaml
+	in_session /tmp/hd-pin2.yaml sh -c "git -C $PROJ init -q 2>/dev/null; mv $PROJ/.git $PROJ/.git.orig;
+		mkdir -p $PROJ/.git/hooks; echo x >$PROJ/.git/hooks/pre-commit" 2>/dev/null || true
+	[ ! -e $PROJ/.git/hooks/pre-commit ] || fail "a hook was planted after a swap"
+	rm -rf $PROJ/fresh $PROJ/.git $PROJ/.git.orig
+}
+
+# ---- metadata -------------------------------------------------------------------------
+
+HD_META='
+import os, sys, errno
+how, path = sys.argv[1], sys.argv[2]
+try:
+    if how == "setxattr": os.setxattr(path, "user.sbx", b"1")
+    elif how == "removexattr": os.removexattr(path, "user.keep")
+    elif how == "acl":
+        # system.posix_acl_access: user::rw- group::r-- other::rw-
+        import struct
+        acl = struct.pack("<I", 2) + struct.pack("<HHI", 1, 6, 0xffffffff) + \
+              struct.pack("<HHI", 4, 4, 0xffffffff) + struct.pack("<HHI", 0x20, 6, 0xffffffff)
+        os.setxattr(path, "system.posix_acl_access", acl)
+    elif how == "utime": os.utime(path, (946684800, 946684800))
+    elif how == "chattr":
+        import fcntl, struct
+        fd = os.open(path, os.O_RDONLY)
+        fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x40))   # FS_IOC_SETFLAGS: noatime
+    print("OK")
+except OSError as e: print("ERR", errno.errorcode[e.errno])'
+
+test_metadata_of_a_file_the_session_may_not_write() {
+	f=$THOME/.bashrc
+	echo "# rc" >$f && chown $TUSER $f && chmod 644 $f
+	as_user python3 -c "import os; os.setxattr('$f', 'user.keep', b'1')" 2>/dev/null || true
+	before=$(stat -c '%a %Y' $f)
+	for how in setxattr removexattr acl utime chattr; do
+		got=$(in_session $AD python3 -c "$HD_META" $how $f | tail -n 1)
+		outside=$(as_user python3 -c "$HD_META" $how $PROJ/readme.txt | tail -n 1)
+		case "$outside" in
+		"ERR EOPNOTSUPP"|"ERR ENOTTY"|"ERR ENOTSUP"|"ERR ENODATA")
+			echo "note: $how is not supported by this file system ($outside)"; continue ;;
+		esac
+		[ "$got" = "ERR EPERM" ] || fail "$how on $f in a session: $got"
+	done
+	[ "$(stat -c '%a %Y' $f)" = "$before" ] || fail "metadata changed: $before -> $(stat -c '%a %Y' $f)"
+	event operation=setxattr object=$f verdict=deny
+	event operation=setattr object=$f verdict=deny
+	# the project's own files keep their metadata calls
+	expect "OK" in_session $AD python3 -c "$HD_META" utime $PROJ/readme.txt
+	if command -v setfacl >/dev/null; then
+		in_session $AD setfacl -m o::rw $f 2>/dev/null && fail "setfacl succeeded"
+	fi
+	if command -v touch >/dev/null; then
+		in_session $AD touch -d 2000-01-01 $f 2>/dev/null && fail "touch -d succeeded"
+	fi
+	[ "$(stat -c '%a %Y' $f)" = "$before" ] || fail "metadata changed by the tools"
+}
+
+# ---- what a session reads of the outside -----------------------------------------------
+
+test_cmdline_of_outside_processes_is_hidden() {
+	as_user python3 -c "import time; time.sleep(121)" --token-s3cr3t &
+	# $! is the subshell that runs as_user; the python is the one with the token
+	wait_for pgrep -f -- --token-s3cr3t || fail "no victim"
+	victim=$(pgrep -f -- --token-s3cr3t | head -n 1)
+	got=$(in_session $AD python3 -c "
+import sys, errno
+try: print(open('/proc/$victim/cmdline','rb').read().replace(b'\0', b' ').decode())
+except OSError as e: print('ERR', errno.errorcode[e.errno])" | tail -n 1)
+	case "$got" in *s3cr3t*) fail "a session read an outside command line: $got" ;; esac
+	[ "$got" = "ERR EPERM" ] || fail "cmdline read: $got"
+	event operation=open_read object=/proc/$victim/cmdline verdict=deny
+	# its own processes in full, and ps still works
+	expect "sleep 7" in_session $AD sh -c "sleep 7 & sleep 0.5; tr '\\0' ' ' </proc/\$!/cmdline | sed 's/ \$//'; kill \$!"
+	in_session $AD ps -ef >/tmp/hd-ps.out 2>&1 || fail "ps failed: $(head -3 /tmp/hd-ps.out)"
+	grep -q "s3cr3t" /tmp/hd-ps.out && fail "ps in a session shows the outside command line"
+	# the switch gives them back
+	got=$(in_session $HP cat /proc/$victim/cmdline | tr '\0' ' ')
+	case "$got" in *s3cr3t*) ;; *) fail "sandbox.proc_cmdline: allow did not allow: $got" ;; esac
+	kill $victim
+}

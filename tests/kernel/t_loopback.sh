@@ -1,0 +1,144 @@
+# Loopback decided on the listener (issue 12, accomplices): a listener on
+# 127.0.0.0/8 or ::1 that a process outside the session serves acts for
+# whoever connects (a local proxy, an `ssh -D` port, a database), so the
+# cgroup connect/sendmsg programs (bpf/dns.bpf.c) look the listener up and
+# refuse it by network.loopback (ask by default) unless a rule names its
+# port or a person granted it. Listeners of the session itself, and the
+# daemon's, stay reachable; a hidden one (the dashboard's) never is.
+
+LPOL=$POL/loopback.yaml
+HTTP="/usr/bin/python3 -I -m http.server"
+
+# an HTTP server outside every session: http_outside ADDR PORT
+http_outside() {
+	rm -f /tmp/http-$2.log
+	as_user sh -c "cd /tmp && exec $HTTP --bind $1 $2" >/tmp/http-$2.log 2>&1 &
+	echo $! >/tmp/http-$2.pid
+	wait_for as_user $SBXT connect $([ "${1#*:}" = "$1" ] && echo 4 || echo 6) $1 $2 ||
+		fail "http server on $1:$2 did not start"
+	: >/tmp/http-$2.log	# the probe above is not a request
+}
+
+http_stop() { kill "$(cat /tmp/http-$1.pid)" 2>/dev/null || true; }
+
+# a GET from inside a session; prints OK or ERR <errno name>
+GET='import errno, socket, sys
+try:
+    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3)
+    s.sendall(b"GET /secret HTTP/1.0\r\n\r\n"); s.recv(100); print("OK")
+except OSError as e:
+    print("ERR " + errno.errorcode.get(e.errno, str(e.errno)))'
+
+test_outside_http_server_on_127_is_refused() {
+	http_outside 127.0.0.1 7300
+	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -c "$GET" 127.0.0.1 7300
+	event operation=connect object=127.0.0.1:7300 verdict=ask
+	# another address of 127/8 and 0.0.0.0 reach the same listener: refused too
+	http_stop 7300
+	# a port of its own: the stopped server may still hold 7300
+	http_outside 0.0.0.0 7310
+	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -c "$GET" 127.1.2.3 7310
+	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -c "$GET" 0.0.0.0 7310
+	expect "ERR EPERM" in_session $LPOL $SBXT connect 6 ::ffff:127.0.0.1 7310
+	sleep 0.3
+	grep -q "GET /secret" /tmp/http-7310.log && fail "the outside server got a request"
+	# outside the session it is an ordinary server
+	expect "OK" as_user /usr/bin/python3 -I -c "$GET" 127.0.0.1 7310
+	http_stop 7310
+}
+
+test_outside_http_server_on_ipv6_loopback_is_refused() {
+	[ -e /proc/net/if_inet6 ] || skip "no IPv6 in this kernel"
+	http_outside ::1 7302
+	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -c "$GET" ::1 7302
+	expect "ERR EPERM" in_session $LPOL $SBXT connect 6 :: 7302
+	event operation=connect "object=[::1]:7302" verdict=ask
+	sleep 0.3
+	grep -q "GET /secret" /tmp/http-7302.log && fail "the outside server got a request"
+	http_stop 7302
+}
+
+test_same_session_server_and_client_work() {
+	# (sh -c has no job control: the server is stopped by its pid, or its
+	# session would outlive the test)
+	expect "OK" in_session $LPOL sh -c "cd /tmp && $HTTP --bind 127.0.0.1 7303 >/tmp/http-7303.log 2>&1 & srv=\$!
+		for i in \$(seq 100); do $SBXT connect 4 127.0.0.1 7303 >/dev/null 2>&1 && break; sleep 0.1; done
+		/usr/bin/python3 -I -c '$GET' 127.0.0.1 7303; kill \$srv"
+	grep -q "GET /secret" /tmp/http-7303.log || fail "the session's own server got no request"
+	# and over IPv6
+	expect "OK" in_session $LPOL sh -c "$SBXT listen 6 ::1 7304 1 >/tmp/srv7304 2>&1 &
+		for i in \$(seq 50); do grep -q LISTENING /tmp/srv7304 && break; sleep 0.1; done
+		$SBXT connect 6 ::1 7304"
+}
+
+test_udp_sendto_an_outside_loopback_listener_is_refused() {
+	# the listener stays until told to stop, however slow the guest: a
+	# listener that is gone is nobody's accomplice, and the connect passes
+	rm -f /tmp/udp7305.stop
+	as_user /usr/bin/python3 -I -c '
+import os, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 7305))
+print("LISTENING", flush=True); s.settimeout(0.5)
+got = None
+while got is None and not os.path.exists("/tmp/udp7305.stop"):
+    try: got = s.recv(100)
+    except OSError: pass
+print("GOT %r" % got if got is not None else "NOTHING", flush=True)' >/tmp/udp7305 2>&1 &
+	u=$!
+	wait_for grep -q LISTENING /tmp/udp7305 || fail "udp listener"
+	expect "ERR EPERM" in_session $LPOL $SBXT sendto 4 127.0.0.1 7305
+	expect "ERR EPERM" in_session $LPOL $SBXT connect 4 127.0.0.1 7305 udp
+	event operation=sendmsg object=127.0.0.1:7305
+	touch /tmp/udp7305.stop
+	wait $u || true
+	grep -q NOTHING /tmp/udp7305 || fail "the outside UDP listener received: $(cat /tmp/udp7305)"
+}
+
+test_rule_naming_the_port_and_a_grant_allow_an_outside_listener() {
+	rm -rf $PROJ/.sandbox
+	$SBXT listen 4 127.0.0.1 7301 1 >/tmp/srv7301 2>&1 &
+	wait_for grep -q LISTENING /tmp/srv7301 || fail "server"
+	expect "OK" in_session $LPOL $SBXT connect 4 127.0.0.1 7301
+	# asked, approved for the session, and the retry reaches it
+	$SBXT listen 4 127.0.0.1 7306 1 >/tmp/srv7306 2>&1 &
+	wait_for grep -q LISTENING /tmp/srv7306 || fail "server"
+	rm -f /tmp/go.2 /tmp/l.*
+	in_session $LPOL sh -c "$SBXT connect 4 127.0.0.1 7306 >/tmp/l.1
+		while [ ! -e /tmp/go.2 ]; do sleep 0.1; done; $SBXT connect 4 127.0.0.1 7306 >/tmp/l.2" &
+	st=$!
+	wait_for test -s /tmp/l.1
+	[ "$(cat /tmp/l.1)" = "ERR EPERM" ] || fail "first try: $(cat /tmp/l.1)"
+	id=$(one_pending)
+	approve $id session
+	wait_for test -e $PROJ/.sandbox/escalations/applied/$id || fail "decision not applied"
+	touch /tmp/go.2
+	wait $st || true
+	[ "$(cat /tmp/l.2)" = OK ] || fail "after approval: $(cat /tmp/l.2)"
+	wait_for grep -q ACCEPTED /tmp/srv7306 || fail "server saw nothing"
+}
+
+test_hidden_listener_is_refused_whatever_the_policy() {
+	rm -f /tmp/hidden.stop
+	as_user /usr/bin/python3 -I -c '
+import json, socket, time
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 7301)); l.listen(4)
+c = socket.socket(socket.AF_UNIX); c.connect("/run/bpfsbx/control.sock")
+socket.send_fds(c, [json.dumps({"op": "protect_listener"}).encode() + b"\n"], [l.fileno()])
+print(c.makefile().readline().strip(), flush=True)
+import os
+l.settimeout(0.5)
+got = False
+while not got and not os.path.exists("/tmp/hidden.stop"):
+    try: l.accept(); got = True
+    except OSError: pass
+print("ACCEPTED" if got else "NOTHING", flush=True)' >/tmp/hidden 2>&1 &
+	h=$!
+	wait_for grep -q '"ok": *true' /tmp/hidden || fail "protect_listener: $(cat /tmp/hidden)"
+	# 7301 is allowed by a rule that names it: hidden wins
+	expect "ERR EPERM" in_session $LPOL $SBXT connect 4 127.0.0.1 7301
+	event operation=connect object=127.0.0.1:7301 verdict=deny
+	touch /tmp/hidden.stop
+	wait $h || true
+	grep -q NOTHING /tmp/hidden || fail "the hidden listener accepted a session's connection"
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sbx_kident's two ways to the kernel's (s_dev, i_ino) of a file give the
+ * same pair: one statx where the file system's getattr reports it (ext4,
+ * xfs, tmpfs), O_PATH + fdinfo + mountinfo everywhere. Checked for files,
+ * directories, symlinks (followed and not), hard links and missing names,
+ * on the unit tests' directory and on /dev/shm (tmpfs) when there is one.
+ * Where the file system is not one of those (procfs), the fast way must
+ * decline rather than guess. The guest's overlayfs, tmpfs and ext4 are
+ * compared by tests/kernel/t_files.sh, against the kernel's own decisions.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include "policy/policy.h"
+#include "tests/unit/unit.h"
+
+int pt_write(const char *path, const char *text);
+
+#define EXT4_MAGIC	0xEF53
+#define XFS_MAGIC	0x58465342
+#define TMPFS_MAGIC	0x01021994
+
+static bool fast_expected(const char *dir)
+{
+	struct statfs sf;
+
+	if (statfs(dir, &sf))
+		return false;
+	return sf.f_type == EXT4_MAGIC || sf.f_type == XFS_MAGIC || sf.f_type == TMPFS_MAGIC;
+}
+
+/* both ways agree on PATH; the fast one is taken when WANT_FAST */
+static void same_identity(const char *path, bool follow, bool want_fast)
+{
+	uint32_t fdev = 0, sdev = 0;
+	uint64_t fino = 0, sino = 0;
+	int fr, sr;
+
+	/* the slow way first: it loads the mount table the fast way uses */
+	sr = sbx_kident_slow(path, follow, &sdev, &sino);
+	fr = sbx_kident_fast(path, follow, &fdev, &fino);
+	if (sr < 0) {
+		/* a missing name: the fast way says so too, or declines */
+		CU_ASSERT(fr == sr || fr == 1);
+		return;
+	}
+	CU_ASSERT_EQUAL(sr, 0);
+	if (want_fast)
+		CU_ASSERT_EQUAL(fr, 0);
+	if (fr == 0) {
+		CU_ASSERT_EQUAL(fdev, sdev);
+		CU_ASSERT_EQUAL(fino, sino);
+	}
+}
+
+static void check_dir(const char *dir)
+{
+	bool fast = fast_expected(dir);
+	char *f, *d, *l, *h, *m;
+
+	CU_ASSERT_FATAL(asprintf(&f, "%s/ident-file", dir) > 0);
+	CU_ASSERT_FATAL(asprintf(&d, "%s/ident-dir", dir) > 0);
+	CU_ASSERT_FATAL(asprintf(&l, "%s/ident-link", dir) > 0);
+	CU_ASSERT_FATAL(asprintf(&h, "%s/ident-hard", dir) > 0);
+	CU_ASSERT_FATAL(asprintf(&m, "%s/ident-missing", dir) > 0);
+	unlink(f);
+	unlink(l);
+	unlink(h);
+	rmdir(d);
+	CU_ASSERT_EQUAL_FATAL(pt_write(f, "x\n"), 0);
+	CU_ASSERT_EQUAL_FATAL(mkdir(d, 0700), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink(f, l), 0);
+	CU_ASSERT_EQUAL_FATAL(link(f, h), 0);
+	same_identity(dir, true, fast);
+	same_identity(f, true, fast);
+	same_identity(d, true, fast);
+	same_identity(l, true, fast);	/* the file */
+	same_identity(l, false, fast);	/* the symlink itself */
+	same_identity(h, true, fast);
+	same_identity(m, true, false);
+	/* a hard link is the same object by either way and either name */
+	{
+		uint32_t a = 0, b = 0;
+		uint64_t ia = 0, ib = 0;
+
+		CU_ASSERT_EQUAL(sbx_kident(f, true, &a, &ia), 0);
+		CU_ASSERT_EQUAL(sbx_kident(h, true, &b, &ib), 0);
+		CU_ASSERT(a == b && ia == ib);
+	}
+	unlink(f);
+	unlink(l);
+	unlink(h);
+	rmdir(d);
+	free(f);
+	free(d);
+	free(l);
+	free(h);
+	free(m);
+}
+
+SBX_TEST(policy_identity, fast_and_slow_ways_agree)
+{
+	check_dir(sbx_unit_tmpdir());
+	if (access("/dev/shm", W_OK) == 0 && fast_expected("/dev/shm")) {
+		char dir[] = "/dev/shm/sbx-ident.XXXXXX";
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+		check_dir(dir);
+		rmdir(dir);
+	}
+}
+
+SBX_TEST(policy_identity, fast_way_declines_where_stat_is_not_the_kernels)
+{
+	uint32_t dev;
+	uint64_t ino;
+
+	/* procfs: not a file system the fast way knows */
+	CU_ASSERT_EQUAL(sbx_kident_fast("/proc/self/status", true, &dev, &ino), 1);
+	/* and the slow way still names it */
+	CU_ASSERT_EQUAL(sbx_kident_slow("/proc/self/status", true, &dev, &ino), 0);
+}

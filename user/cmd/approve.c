@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpfsbx approve ID [--scope once|session|always] [--dir DIR] [--note TEXT]
+ *                   [--cmd-timeout SECONDS] [--yes]
+ *
+ * On a terminal, the full request (every line of a command, escaped) and
+ * the user a command would run as are printed first and the person
+ * confirms; --yes skips the question. A command approved on a terminal
+ * runs there, as the person; without one, as the project's owner.
+ *
+ * Claim a pending request and approve it, without a terminal UI. A
+ * request of kind command is run here (see queue/resolve.c) and its output
+ * written to escalations/out/ID.txt. Exit 0 when decided; 1 when the id
+ * is unknown, already decided or taken by another approver; 2 on usage.
+ * deny.c shares the work through sbx_cli_decide().
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "queue/queue.h"
+#include "user/cmd/cmd.h"
+#include "user/cmd/watch_render.h"
+
+int sbx_cli_decide(int argc, char **argv, bool approve);
+
+static void usage(FILE *out, bool approve)
+{
+	if (approve)
+		fprintf(out,
+			"usage: bpfsbx approve ID [--scope once|session|always] [--dir DIR]\n"
+			"                         [--note TEXT] [--cmd-timeout SECONDS] [--yes]\n"
+			"  Claims the pending request ID in DIR (default: the current directory)\n"
+			"  and approves it. once: this one object, briefly (%d s) or for one use;\n"
+			"  session: until the agent's session ends; always: also every later\n"
+			"  session (remembered.yaml). A request of kind command is run here,\n"
+			"  outside the agent, and only with scope once (default limit %d s).\n"
+			"  On a terminal the full request is shown and confirmed first (--yes:\n"
+			"  do not ask); the command then runs in this terminal as you.\n"
+			"  -h, --help  this help\n",
+			SBX_ONCE_TTL_S, SBX_CMD_TIMEOUT_S);
+	else
+		fprintf(out,
+			"usage: bpfsbx deny ID [--dir DIR] [--note TEXT]\n"
+			"  Claims the pending request ID in DIR (default: the current directory)\n"
+			"  and denies it.\n"
+			"  -h, --help  this help\n");
+}
+
+static bool parse_seconds(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > 7 * 24 * 3600)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+static void print_run(void *arg, const json_t *req)
+{
+	const char *user = arg;
+	struct watch_text t;
+
+	watch_text_build(&t, req, 0);
+	printf("running as %s:\n", user ? user : "?");
+	for (size_t i = 0; i < t.n; i++)
+		printf("  %s\n", t.lines[i]);
+	watch_text_free(&t);
+	fflush(stdout);
+}
+
+/* Everything the approval covers, escaped; then y/N from the terminal. */
+static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, const char *user)
+{
+	json_t *req = NULL;
+	struct watch_text t;
+	char *warn, line[64];
+	const json_t *o;
+	bool yes;
+
+	if (sbx_queue_read(q, "pending", id, &req, NULL))
+		return true;	/* resolve() says why it cannot be approved */
+	o = json_object_get(req, "object");
+	watch_text_build(&t, req, 0);
+	printf("request %s (%s)\n", id, str(req, "kind") ?: "?");
+	for (size_t i = 0; i < t.n; i++)
+		printf("  %s %s\n", i ? "        " : (is_command(req) ? "command:" : "object: "),
+		       t.lines[i]);
+	warn = watch_text_warning(&t);
+	if (warn)
+		printf("  %s\n", warn);
+	free(warn);
+	watch_text_free(&t);
+	if (str(req, "agent_reason"))
+		printf("  agent says: %s\n", str(req, "agent_reason"));
+	if (str(req, "notice"))
+		printf("  notice: %s\n", str(req, "notice"));
+	if (json_integer_value(json_object_get(o, "nlink")) > 1)
+		printf("  links: %lld hard links\n", (long long)json_integer_value(json_object_get(o, "nlink")));
+	if (is_command(req))
+		printf("  runs as: %s, here, in %s\n", user ? user : "?",
+		       str(o, "cwd") ?: sbx_queue_project(q));
+	printf("Approve %s (%s)? [y/N] ", id, sbx_scope_name(scope));
+	fflush(stdout);
+	yes = fgets(line, sizeof(line), stdin) && (line[0] == 'y' || line[0] == 'Y');
+	json_decref(req);
+	return yes;
+}
+
+int sbx_cli_decide(int argc, char **argv, bool approve)
+{
+	static const struct option longopts[] = {
+		{ "scope", required_argument, NULL, 's' },
+		{ "dir", required_argument, NULL, 'C' },
+		{ "note", required_argument, NULL, 'n' },
+		{ "cmd-timeout", required_argument, NULL, 't' },
+		{ "yes", no_argument, NULL, 'y' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *me = approve ? "approve" : "deny";
+	struct sbx_resolve_opts o = { .approve = approve, .scope = SBX_SCOPE_ONCE };
+	const char *dir = ".", *id;
+	struct sbx_queue *q;
+	json_t *done = NULL;
+	char *err = NULL, *user = NULL;
+	bool yes = false, tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	int c, rc;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:C:n:t:yh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'y':
+			yes = true;
+			break;
+		case 's':
+			if (!approve || sbx_scope_parse(optarg) < 0) {
+				fprintf(stderr, approve ?
+					"bpfsbx %s: --scope must be once, session or always\n" :
+					"bpfsbx %s: deny takes no --scope\n", me);
+				return SBX_EXIT_USAGE;
+			}
+			o.scope = (enum sbx_scope)sbx_scope_parse(optarg);
+			break;
+		case 'C':
+			dir = optarg;
+			break;
+		case 'n':
+			o.note = optarg;
+			break;
+		case 't':
+			if (!approve || !parse_seconds(optarg, &o.cmd_timeout_s)) {
+				fprintf(stderr, "bpfsbx %s: --cmd-timeout takes a number of seconds\n", me);
+				return SBX_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout, approve);
+			return SBX_EXIT_OK;
+		default:
+			fprintf(stderr, "bpfsbx %s: unknown option '%s'\n", me, argv[optind - 1]);
+			usage(stderr, approve);
+			return SBX_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "bpfsbx %s: %s\n", me,
+			argc == optind ? "which request? (an ID from bpfsbx watch)" :
+					 "one request ID at a time");
+		usage(stderr, approve);
+		return SBX_EXIT_USAGE;
+	}
+	id = argv[optind];
+	if (!sbx_id_valid(id)) {
+		fprintf(stderr, "bpfsbx %s: '%s' is not a request id "
+			"(they look like 20261130T101503.123456Z-4242-1a2b3c4d)\n", me, id);
+		return SBX_EXIT_USAGE;
+	}
+	q = sbx_queue_open(dir, 0, (uid_t)-1, (gid_t)-1, &err);
+	if (!q) {
+		fprintf(stderr, "bpfsbx %s: %s\n", me, err ? err : "cannot open the queue");
+		free(err);
+		return SBX_EXIT_FAIL;
+	}
+	o.on_run = print_run;
+	if (approve) {
+		json_t *req = NULL;
+		uid_t uid;
+		gid_t gid;
+		long long auid = -1;
+
+		o.interactive = tty;
+		if (sbx_queue_read(q, "pending", id, &req, NULL) == 0 && is_command(req)) {
+			const json_t *j = json_object_get(json_object_get(req, "process"), "uid");
+
+			auid = json_is_integer(j) ? json_integer_value(j) : -1;
+			if (sbx_queue_command_user(q, o.interactive, auid, &uid, &gid, &user, &err)) {
+				fprintf(stderr, "bpfsbx approve: %s: %s\n", id, err ? err : "?");
+				free(err);
+				json_decref(req);
+				sbx_queue_close(q);
+				return SBX_EXIT_FAIL;
+			}
+		}
+		json_decref(req);
+		o.arg = user;
+		if (tty && !yes && !confirm(q, id, o.scope, user)) {
+			printf("not approved; %s is still pending\n", id);
+			free(user);
+			sbx_queue_close(q);
+			return SBX_EXIT_FAIL;
+		}
+	}
+	rc = sbx_queue_resolve(q, id, &o, &done, &err);
+	free(user);
+	if (rc) {
+		fprintf(stderr, "bpfsbx %s: %s\n", me, err ? err : strerror(-rc));
+		free(err);
+		sbx_queue_close(q);
+		return SBX_EXIT_FAIL;
+	}
+	if (approve) {
+		const json_t *r = json_object_get(done, "result");
+
+		printf("approved %s (%s)\n", id, sbx_scope_name(o.scope));
+		if (r) {
+			printf("command exited %lld%s%s; output in %s/.sandbox/escalations/%s\n",
+			       (long long)json_integer_value(json_object_get(r, "exit_code")),
+			       json_is_true(json_object_get(r, "timed_out")) ? " (timed out)" : "",
+			       json_is_true(json_object_get(r, "truncated")) ?
+					" (output cut at 1 MiB)" : "",
+			       sbx_queue_project(q),
+			       json_string_value(json_object_get(r, "output")));
+		}
+	} else {
+		printf("denied %s\n", id);
+	}
+	json_decref(done);
+	sbx_queue_close(q);
+	return SBX_EXIT_OK;
+}
+
+static int cmd_approve(int argc, char **argv)
+{
+	return sbx_cli_decide(argc, argv, true);
+}
+
+SBX_COMMAND(approve, "approve", "ID [--scope once|session|always] [--dir DIR]",
+	    "approve a pending request without the watch UI", cmd_approve);

@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpfsbx policy check|explain|compile: the policy language for people.
+ *
+ *   check FILE          load and compile; print every diagnostic as
+ *                       FILE:LINE:COL: error|warning: FIELD: MESSAGE
+ *   explain FILE X      which rule decides X (a path, HOST:PORT or -- CMD)
+ *   compile --dump FILE the map entries the daemon would install
+ *
+ * explain and check compile against the real file system (identities of
+ * existing paths), exactly as a session start would. Host names are not
+ * resolved: the daemon decides each query by name (explain HOST says how),
+ * and `explain ADDRESS:PORT` asks a running daemon which names its live
+ * sessions learned that address from.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "lib/alloc.h"
+#include "lib/fileio.h"
+#include "policy/policy.h"
+#include "user/cmd/cmd.h"
+#include "user/daemon/control_client.h"
+#include "user/connector/classify.h"
+#include "user/connector/conn_policy.h"
+
+static const char policy_usage[] =
+	"usage: bpfsbx policy check [FILE] [--project DIR] [--home DIR] [--no-resolve]\n"
+	"       bpfsbx policy explain [FILE] [--project DIR] [--home DIR] [--no-resolve]\n"
+	"                             (PATH | @ABSTRACT | HOST | HOST:PORT | ADDRESS:PORT |\n"
+	"                              [IPV6]:PORT | -- CMD [ARGS...])\n"
+	"       bpfsbx policy compile --dump FILE [--project DIR] [--home DIR] [--no-resolve]\n"
+	"                             [--policy-id N]\n"
+	"\n"
+	"  --project DIR   the directory ${PROJECT} stands for (default: the current directory)\n"
+	"  --home DIR      the directory ~ and ${HOME} stand for (default: $HOME)\n"
+	"  --no-resolve    accepted for old scripts; nothing is resolved any more\n"
+	"  -h, --help      this help\n"
+	"\n"
+	"FILE defaults to ./.sandbox/policy.yaml. explain -- CMD classifies the command line\n"
+	"exactly as the Claude Code hook does (one argument: a whole command line).\n";
+
+struct popts {
+	const char *file;
+	const char *project;
+	const char *home;
+	const char *target;
+	char **cmd;
+	int ncmd;
+	bool dump;
+	bool no_resolve;
+	uint32_t policy_id;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "bpfsbx policy: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s", policy_usage);
+	return SBX_EXIT_USAGE;
+}
+
+static int no_resolve(const char *host, struct sbx_addr **out, size_t *n, void *ctx)
+{
+	(void)host;
+	(void)ctx;
+	*out = NULL;
+	*n = 0;
+	return ECANCELED;	/* not looked up on purpose: no warning */
+}
+
+/* Parse options; mode: 'c' check, 'e' explain, 'd' compile. */
+static int parse_opts(int argc, char **argv, char mode, struct popts *o)
+{
+	int npos = 0;
+
+	o->policy_id = 1;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			if (mode != 'e')
+				return usage_error("'--' is only for explain");
+			o->cmd = argv + i + 1;
+			o->ncmd = argc - i - 1;
+			if (o->ncmd == 0)
+				return usage_error("missing command after '--'");
+			break;
+		}
+		if (!strcmp(a, "--project") || !strcmp(a, "--home") || !strcmp(a, "--policy-id")) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs an argument", a);
+			if (!strcmp(a, "--project"))
+				o->project = argv[++i];
+			else if (!strcmp(a, "--home"))
+				o->home = argv[++i];
+			else {
+				char *end;
+				unsigned long v;
+
+				if (mode != 'd')
+					return usage_error("%s is only for compile", a);
+				errno = 0;
+				v = strtoul(argv[++i], &end, 10);
+				if (errno || *end || v == 0 || v > 0xffffffffUL)
+					return usage_error("bad --policy-id '%s': a number from 1", argv[i]);
+				o->policy_id = (uint32_t)v;
+			}
+			continue;
+		}
+		if (!strcmp(a, "--no-resolve")) {
+			o->no_resolve = true;
+			continue;
+		}
+		if (!strcmp(a, "--dump")) {
+			if (mode != 'd')
+				return usage_error("--dump is only for compile");
+			o->dump = true;
+			continue;
+		}
+		if (a[0] == '-' && a[1]) {
+			return usage_error("unknown option '%s'", a);
+		}
+		if (npos == 0)
+			o->file = a;
+		else if (npos == 1 && mode == 'e')
+			o->target = a;
+		else
+			return usage_error("unexpected argument '%s'", a);
+		npos++;
+	}
+	/* explain X: X is the target, FILE the default */
+	if (mode == 'e' && npos == 1 && !o->cmd) {
+		o->target = o->file;
+		o->file = NULL;
+	}
+	if (!o->file) {
+		if (access(SBX_POLICY_FILE, F_OK))
+			return usage_error("no FILE given and no ./%s here (run `bpfsbx init`, or "
+					   "name the policy file)", SBX_POLICY_FILE);
+		o->file = SBX_POLICY_FILE;
+	}
+	if (mode == 'e' && !o->target == !o->cmd)
+		return usage_error("explain needs one PATH, HOST:PORT or -- CMD");
+	if (mode == 'd' && !o->dump)
+		return usage_error("compile needs --dump (the only output form)");
+	return 0;
+}
+
+struct loaded {
+	struct sbx_policy *p;
+	struct sbx_compiled c;
+	struct sbx_diags d;
+	char *project;
+	char *home;
+};
+
+/* Load and compile; diagnostics are printed to `diag_out`. 0 on success. */
+static int load_and_compile(const struct popts *o, struct loaded *L, FILE *diag_out)
+{
+	struct sbx_policy_env env = { 0 };
+	int rc = -1;
+
+	memset(L, 0, sizeof(*L));
+	if (o->project) {
+		L->project = realpath(o->project, NULL);
+		if (!L->project) {
+			fprintf(stderr, "bpfsbx policy: --project %s: %s\n", o->project, strerror(errno));
+			return -1;
+		}
+	} else {
+		L->project = getcwd(NULL, 0);
+	}
+	if (o->home) {
+		L->home = realpath(o->home, NULL);
+		if (!L->home) {
+			fprintf(stderr, "bpfsbx policy: --home %s: %s\n", o->home, strerror(errno));
+			return -1;
+		}
+	} else {
+		const char *h = getenv("HOME");
+		struct passwd *pw;
+
+		if ((!h || h[0] != '/') && (pw = getpwuid(getuid())))
+			h = pw->pw_dir;
+		L->home = h ? strdup(h) : NULL;
+	}
+	env.home = L->home;
+	env.project = L->project;
+	if (o->no_resolve)
+		env.resolve = no_resolve;
+	L->p = sbx_policy_load_file(o->file, &env, &L->d);
+	if (L->p && sbx_policy_compile(L->p, o->policy_id, &L->c, &L->d) == 0)
+		rc = 0;
+	sbx_diags_print(&L->d, diag_out);
+	return rc;
+}
+
+static void loaded_free(struct loaded *L)
+{
+	sbx_compiled_free(&L->c);
+	sbx_policy_free(L->p);
+	sbx_diags_free(&L->d);
+	free(L->project);
+	free(L->home);
+}
+
+static size_t written_rules(const struct sbx_policy *p)
+{
+	size_t n = 0;
+
+	for (uint32_t id = 1; id <= sbx_policy_rule_count(p); id++)
+		if (!sbx_policy_rule(p, id)->is_default)
+			n++;
+	return n;
+}
+
+static int cmd_check(const struct popts *o)
+{
+	struct loaded L;
+	int rc = load_and_compile(o, &L, stdout);
+
+	if (rc == 0)
+		printf("%s: ok, %zu rules\n", o->file, written_rules(L.p));
+	loaded_free(&L);
+	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
+}
+
+/* "by rule #5 "~/.ssh/" at FILE:LINE: REASON" and its kin */
+static void print_source(const struct sbx_policy *p, uint32_t id)
+{
+	const struct sbx_rule_info *r;
+
+	if (id >= SBX_RULE_BUILTIN) {
+		printf("by %s\n", sbx_builtin_rule_text(id));
+		return;
+	}
+	r = sbx_policy_rule(p, id);
+	if (!r) {
+		printf("by the section default\n");
+		return;
+	}
+	if (r->is_default)
+		printf("by default (%s at %s:%d)", r->pattern, r->file, r->line);
+	else
+		printf("by rule #%u \"%s\" at %s:%d", r->id, r->pattern, r->file, r->line);
+	if (r->reason)
+		printf(": %s", r->reason);
+	printf("\n");
+}
+
+static int explain_path(const struct loaded *L, const char *path)
+{
+	for (int a = 0; a < SBX_ACC_MAX; a++) {
+		struct sbx_decision d;
+		int err = sbx_decide_path(&L->c, path, a, &d);
+
+		if (err) {
+			fprintf(stderr, "bpfsbx policy: %s: %s\n", path, strerror(-err));
+			return SBX_EXIT_FAIL;
+		}
+		printf("%-5s %-5s ", sbx_access_name(a), sbx_verdict_name(d.verdict));
+		print_source(L->p, d.rule_id);
+	}
+	return SBX_EXIT_OK;
+}
+
+/* "@name": an abstract unix socket, which only connect applies to */
+static int explain_abstract(const struct loaded *L, const char *target)
+{
+	struct sbx_decision d;
+
+	if (sbx_decide_abstract(&L->c, target + 1, strlen(target + 1), &d))
+		return SBX_EXIT_FAIL;
+	printf("abstract unix socket %s: connect %-5s ", target, sbx_verdict_name(d.verdict));
+	print_source(L->p, d.rule_id);
+	return SBX_EXIT_OK;
+}
+
+static int explain_addr(const struct loaded *L, int family, const uint8_t *addr, uint16_t port)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	inet_ntop(family, addr, ip, sizeof(ip));
+	for (int i = 0; i < 2; i++) {
+		uint8_t proto = i == 0 ? IPPROTO_TCP : IPPROTO_UDP;
+		struct sbx_decision d;
+
+		if (sbx_decide_net(&L->c, family, addr, port, proto, &d))
+			return SBX_EXIT_FAIL;
+		printf("%s%s%s port %u/%s %-5s ", family == AF_INET6 ? "[" : "", ip,
+		       family == AF_INET6 ? "]" : "", port, sbx_proto_name(proto),
+		       sbx_verdict_name(d.verdict));
+		print_source(L->p, d.rule_id);
+		/* the kernel decides a loopback listener by who serves it */
+		if (d.verdict <= SBX_V_AUDIT &&
+		    !sbx_decide_loopback(&L->c, family, addr, port, proto, &d)) {
+			printf("  a listener outside the session: %-5s ", sbx_verdict_name(d.verdict));
+			print_source(L->p, d.rule_id);
+		}
+	}
+	return SBX_EXIT_OK;
+}
+
+/* The names live sessions learned an address from (the daemon's "learned" op). */
+static void explain_learned(int family, const void *addr, uint16_t port)
+{
+	char ip[INET6_ADDRSTRLEN];
+	json_t *req, *r = NULL, *v;
+	char *err = NULL;
+	size_t i;
+
+	inet_ntop(family, addr, ip, sizeof(ip));
+	req = json_pack("{s:s,s:s}", "op", "learned", "addr", ip);
+	if (sbx_ctl_call(req, &r, &err) || !json_is_true(json_object_get(r, "ok"))) {
+		free(err);
+		json_decref(req);
+		json_decref(r);
+		return;	/* no daemon: nothing is learned */
+	}
+	json_array_foreach(json_object_get(r, "names"), i, v)
+		printf("learned %s (%s) in session %s, for %llds more\n", ip,
+		       json_string_value(json_object_get(v, "name")),
+		       json_string_value(json_object_get(v, "session")),
+		       (long long)json_integer_value(json_object_get(v, "expires_in_s")));
+	if (!json_array_size(json_object_get(r, "names")))
+		printf("learned %s: no live session has it from a name\n", ip);
+	(void)port;
+	json_decref(req);
+	json_decref(r);
+}
+
+/* How the daemon decides a query for name, and what its addresses get. */
+static int explain_name(const struct loaded *L, const char *name, unsigned port)
+{
+	struct sbx_host_decision h;
+
+	if (sbx_decide_host(&L->c, name, &h)) {
+		fprintf(stderr, "bpfsbx policy: '%s' is not a host name\n", name);
+		return SBX_EXIT_FAIL;
+	}
+	printf("name %s: query %s ", name, h.verdict == SBX_V_DENY ? "deny (NXDOMAIN)" :
+	       h.verdict == SBX_V_ASK ? "ask (REFUSED until a person approves)" :
+	       h.verdict == SBX_V_AUDIT ? "audit (resolved, recorded)" : "allow (resolved)");
+	print_source(L->p, h.rule_id);
+	if (!h.matched) {
+		printf("  its addresses: no host rule; the CIDR rules and network.default decide\n");
+		return SBX_EXIT_OK;
+	}
+	for (size_t i = h.first; i < h.first + h.n; i++) {
+		const struct sbx_net_port_rule *r = &L->c.hosts[i].pr;
+
+		if (port && (port < r->port_lo || port > r->port_hi))
+			continue;
+		printf("  its addresses: port %u-%u/%s %-5s ", r->port_lo, r->port_hi,
+		       r->proto ? sbx_proto_name(r->proto) : "any", sbx_verdict_name(r->verdict));
+		print_source(L->p, r->rule_id);
+	}
+	printf("  (a stricter CIDR rule still decides the addresses it covers)\n");
+	return SBX_EXIT_OK;
+}
+
+static int explain_hostport(const struct loaded *L, const char *target, bool no_res)
+{
+	char host[256];
+	const char *colon, *ps;
+	unsigned long port;
+	char *end;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int rc = SBX_EXIT_OK;
+	size_t hl;
+
+	if (target[0] == '[') {
+		const char *rb = strchr(target, ']');
+
+		if (!rb || rb[1] != ':')
+			return usage_error("bad address '%s': write [IPV6]:PORT", target);
+		hl = (size_t)(rb - target - 1);
+		ps = rb + 2;
+		if (hl >= sizeof(host))
+			return usage_error("host too long: %s", target);
+		memcpy(host, target + 1, hl);
+	} else {
+		colon = strrchr(target, ':');
+		hl = (size_t)(colon - target);
+		ps = colon + 1;
+		if (hl >= sizeof(host) || hl == 0)
+			return usage_error("bad HOST:PORT '%s'", target);
+		memcpy(host, target, hl);
+	}
+	host[hl] = 0;
+	errno = 0;
+	port = strtoul(ps, &end, 10);
+	if (!*ps || *end || errno || port == 0 || port > 65535)
+		return usage_error("bad port in '%s': 1-65535", target);
+	(void)no_res;
+	hints.ai_flags = AI_NUMERICHOST;
+	if (getaddrinfo(host, NULL, &hints, &res))
+		return explain_name(L, host, (unsigned)port);	/* a name: never resolved */
+	for (struct addrinfo *ai = res; ai && rc == SBX_EXIT_OK; ai = ai->ai_next) {
+		if (rc == SBX_EXIT_OK)
+			explain_learned(ai->ai_family, ai->ai_family == AF_INET ?
+					(const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr :
+					(const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr,
+					(uint16_t)port);
+		if (ai->ai_family == AF_INET)
+			rc = explain_addr(L, AF_INET,
+					  (const uint8_t *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr,
+					  (uint16_t)port);
+		else if (ai->ai_family == AF_INET6)
+			rc = explain_addr(L, AF_INET6,
+					  (const uint8_t *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr,
+					  (uint16_t)port);
+	}
+	freeaddrinfo(res);
+	return rc;
+}
+
+static bool looks_like_hostport(const char *t)
+{
+	const char *colon = strrchr(t, ':');
+
+	if (t[0] == '[')
+		return true;
+	if (t[0] == '/' || t[0] == '.' || t[0] == '~' || !colon || strchr(t, '/'))
+		return false;
+	if (!colon[1])
+		return false;
+	for (const char *p = colon + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	/* an IPv6 address without brackets is ambiguous: require them */
+	return strchr(t, ':') == colon;
+}
+
+/* a bare name with a dot that is no file here: "github.com", "*.example.com" is not */
+static bool looks_like_host(const char *t)
+{
+	char norm[256];
+
+	return !strchr(t, '/') && strchr(t, '.') && t[0] != '.' &&
+	       sbx_host_normalize(t, norm, sizeof(norm)) && access(t, F_OK) != 0;
+}
+
+/* The words after --, as one command line: one word is a whole line;
+ * several are quoted back where the shell would split or expand them. */
+static char *command_text(const struct popts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (o->ncmd == 1)
+		return sbx_strdup(o->cmd[0]);
+	f = open_memstream(&buf, &len);
+	for (int i = 0; f && i < o->ncmd; i++) {
+		const char *a = o->cmd[i];
+
+		fputs(i ? " " : "", f);
+		if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "0123456789_/.:=@%+,-") == strlen(a)) {
+			fputs(a, f);
+			continue;
+		}
+		fputc('\'', f);
+		for (; *a; a++)
+			*a == '\'' ? fputs("'\\''", f) : fputc(*a, f);
+		fputc('\'', f);
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+static int no_dns(const char *host, struct sbx_addr **out, size_t *n, void *ctx)
+{
+	return no_resolve(host, out, n, ctx);
+}
+
+/* The hook's own code path (sbx_sh_classify), in both modes of enforcement. */
+static int explain_command(const struct popts *o, const struct loaded *L)
+{
+	struct sbx_conn_policy *cp = NULL;
+	struct sbx_conn_verdict v;
+	char *err = NULL, *text = command_text(o), *cwd = getcwd(NULL, 0);
+	uint8_t hooks;
+	int rc = SBX_EXIT_OK;
+
+	if (o->no_resolve)
+		sbx_conn_resolver = no_dns;
+	if (sbx_conn_policy_load_path(o->file, L->project, L->home, &cp, &err) < 0) {
+		fprintf(stderr, "bpfsbx policy: %s\n", err ? err : "the policy could not be loaded");
+		free(err);
+		free(text);
+		free(cwd);
+		return SBX_EXIT_FAIL;
+	}
+	printf("%s: a command line, classified as the hook does from %s\n", text, cwd ? cwd : "?");
+	sbx_cv_init(&v);
+	cp->kernel_enforced = false;
+	sbx_sh_classify(cp, text, cwd ? cwd : L->project, &v);
+	printf("verdict: %s (hooks only)\nreason: %s\n", sbx_verdict_name(v.verdict),
+	       v.reason ? v.reason : "");
+	hooks = v.verdict;
+	cp->kernel_enforced = true;
+	sbx_sh_classify(cp, text, cwd ? cwd : L->project, &v);
+	if (v.verdict != hooks)
+		printf("verdict: %s (kernel-enforced session)\nreason: %s\n",
+		       sbx_verdict_name(v.verdict), v.reason ? v.reason : "");
+	if (v.verdict == SBX_V_NONE)
+		rc = SBX_EXIT_FAIL;
+	sbx_cv_clear(&v);
+	sbx_conn_policy_free(cp);
+	free(text);
+	free(cwd);
+	return rc;
+}
+
+static int cmd_explain(const struct popts *o)
+{
+	struct loaded L;
+	int rc;
+
+	if (load_and_compile(o, &L, stderr)) {
+		loaded_free(&L);
+		return SBX_EXIT_FAIL;
+	}
+	if (o->cmd) {
+		rc = explain_command(o, &L);
+	} else if (o->target[0] == '@' && o->target[1]) {
+		printf("%s: an abstract unix socket name\n", o->target);
+		fflush(stdout);
+		rc = explain_abstract(&L, o->target);
+	} else if (looks_like_hostport(o->target)) {
+		printf("%s: %s\n", o->target, o->target[0] == '[' || isdigit((unsigned char)o->target[0]) ?
+		       "an address and port" : "a host and port");
+		fflush(stdout);
+		rc = explain_hostport(&L, o->target, o->no_resolve);
+	} else if (looks_like_host(o->target)) {
+		printf("%s: a host name\n", o->target);
+		fflush(stdout);
+		rc = explain_name(&L, o->target, 0);
+	} else {
+		char *p = o->target[0] == '~' && (o->target[1] == '/' || !o->target[1]) ?
+			sbx_asprintf("%s%s", L.home, o->target + 1) : sbx_abspath(o->target);
+
+		printf("%s: a path, %s\n", o->target, p ? p : "?");
+		rc = p ? explain_path(&L, p) : SBX_EXIT_FAIL;
+		free(p);
+	}
+	loaded_free(&L);
+	return rc;
+}
+
+static int cmd_compile(const struct popts *o)
+{
+	struct loaded L;
+	int rc = load_and_compile(o, &L, stderr);
+
+	if (rc == 0)
+		sbx_compiled_dump(&L.c, L.p, stdout);
+	loaded_free(&L);
+	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
+}
+
+static int policy_main(int argc, char **argv)
+{
+	struct popts o = { 0 };
+	char mode;
+	int rc;
+
+	if (argc < 2) {
+		fputs(policy_usage, stderr);
+		return SBX_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(policy_usage, stdout);
+		return SBX_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "check"))
+		mode = 'c';
+	else if (!strcmp(argv[1], "explain"))
+		mode = 'e';
+	else if (!strcmp(argv[1], "compile"))
+		mode = 'd';
+	else
+		return usage_error("unknown subcommand '%s'", argv[1]);
+	rc = parse_opts(argc, argv, mode, &o);
+	if (rc)
+		return rc;
+	switch (mode) {
+	case 'c':
+		return cmd_check(&o);
+	case 'e':
+		return cmd_explain(&o);
+	default:
+		return cmd_compile(&o);
+	}
+}
+
+SBX_COMMAND(policy, "policy", "check|explain|compile FILE ...",
+	    "check a policy, explain a decision, dump the compiled maps", policy_main);

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reload.c - `bpfsbx reload [SESSION] [--policy FILE] [--project DIR]`:
+ * swap a running session's policy. The new policy is compiled and loaded
+ * under a new id, then the session switches to it in one map update; a
+ * policy that fails to compile or load leaves the old one in force.
+ * Only the session's owner (or root), from outside every session, may do
+ * it: an agent must never change its own rules.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "user/cmd/cmd.h"
+#include "user/daemon/control_client.h"
+#include "lib/alloc.h"
+#include "lib/clock.h"
+#include "lib/fileio.h"
+#include "lib/log.h"
+#include "lib/text.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bpfsbx reload [SESSION] [--policy FILE] [--project DIR]\n\n"
+		   "Replace a running session's policy. Without SESSION, the one session of\n"
+		   "yours whose project is DIR (default: the current directory). Without\n"
+		   "--policy, the session's policy file is read again.\n"
+		   "  -h, --help  this help\n");
+}
+
+/* The caller's one session in project, from the daemon's status. */
+static char *find_session(const char *project, char **policy)
+{
+	json_t *req = json_pack("{s:s}", "op", "status"), *r = NULL, *v, *found = NULL;
+	char *err = NULL, *name = NULL;
+	size_t i, n = 0;
+
+	if (sbx_ctl_call(req, &r, &err)) {
+		sbx_err("reload: %s", err);
+		free(err);
+		json_decref(req);
+		return NULL;
+	}
+	json_decref(req);
+	json_array_foreach(json_object_get(r, "sessions"), i, v) {
+		const char *p = json_string_value(json_object_get(v, "project"));
+
+		if ((uid_t)json_integer_value(json_object_get(v, "uid")) != getuid() && getuid())
+			continue;
+		if (!p || strcmp(p, project))
+			continue;
+		found = v;
+		n++;
+	}
+	if (n == 1) {
+		name = sbx_strdup(json_string_value(json_object_get(found, "name")));
+		*policy = sbx_strdup(json_string_value(json_object_get(found, "policy")));
+	} else if (n == 0) {
+		sbx_err("reload: no session of yours has project %s", project);
+	} else {
+		sbx_err("reload: %zu sessions have project %s; name one (bpfsbx status lists them)",
+			n, project);
+	}
+	json_decref(r);
+	return name;
+}
+
+static int cmd_reload(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "project", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *policy_arg = NULL, *project_arg = ".";
+	char project[PATH_MAX], *name = NULL, *policy = NULL, *err = NULL;
+	json_t *req, *r = NULL, *v;
+	struct stat st;
+	size_t i;
+	int c, rc = SBX_EXIT_FAIL;
+
+	while ((c = getopt_long(argc, argv, "p:P:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			policy_arg = optarg;
+			break;
+		case 'P':
+			project_arg = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return SBX_EXIT_OK;
+		default:
+			usage(stderr);
+			return SBX_EXIT_USAGE;
+		}
+	}
+	if (argc - optind > 1) {
+		sbx_err("reload: unexpected argument '%s'", argv[optind + 1]);
+		return SBX_EXIT_USAGE;
+	}
+	if (policy_arg && (stat(policy_arg, &st) || !S_ISREG(st.st_mode))) {
+		sbx_err("reload: policy file '%s' not found", policy_arg);
+		return SBX_EXIT_FAIL;
+	}
+	if (optind < argc) {
+		name = sbx_strdup(argv[optind]);
+	} else {
+		if (!realpath(project_arg, project)) {
+			sbx_err("reload: project directory '%s' does not exist", project_arg);
+			return SBX_EXIT_FAIL;
+		}
+		name = find_session(project, &policy);
+		if (!name)
+			return SBX_EXIT_FAIL;
+	}
+	if (policy_arg) {
+		free(policy);
+		policy = realpath(policy_arg, NULL);
+	}
+	if (!policy) {
+		sbx_err("reload: give the policy with --policy FILE");
+		free(name);
+		return SBX_EXIT_USAGE;
+	}
+	req = json_pack("{s:s,s:s,s:s}", "op", "reload", "session", name, "policy_path", policy);
+	if (sbx_ctl_call(req, &r, &err)) {
+		sbx_err("reload: %s", err);
+		free(err);
+		goto out;
+	}
+	json_array_foreach(json_object_get(r, "diagnostics"), i, v)
+		fprintf(stderr, "%s\n", json_string_value(v));
+	if (!json_is_true(json_object_get(r, "ok"))) {
+		sbx_err("reload: %s", json_string_value(json_object_get(r, "error")));
+		goto out;
+	}
+	printf("session %s now runs %s\n", name, policy);
+	rc = SBX_EXIT_OK;
+out:
+	json_decref(req);
+	json_decref(r);
+	free(name);
+	free(policy);
+	return rc;
+}
+
+SBX_COMMAND(reload, "reload", "[SESSION] [--policy FILE]", "swap a running session's policy",
+	    cmd_reload);

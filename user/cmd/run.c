@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * run.c - `bpfsbx run [--policy FILE] [--project DIR] -- CMD...`
+ *
+ * With a daemon up, `run` asks it (over the control socket) to create a
+ * session and move this very process into it; from then on `run` and
+ * everything it starts are confined. It then forks CMD, passes signals
+ * on, and exits with CMD's status (128+N when CMD died of signal N).
+ *
+ * With no daemon, root may run a one-off session: `run` becomes an
+ * embedded daemon for it, outside the session, and the command runs as
+ * the user who invoked sudo (SUDO_UID), not as root, unless --as-root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "user/cmd/cmd.h"
+#include "user/daemon/control_client.h"
+#include "user/daemon/kernel.h"
+#include "user/daemon/loop.h"
+#include "user/daemon/sessions.h"
+#include "lib/names.h"
+#include "lib/alloc.h"
+#include "lib/clock.h"
+#include "lib/fileio.h"
+#include "lib/log.h"
+#include "lib/privs.h"
+#include "lib/shipped.h"
+#include "lib/text.h"
+
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bpfsbx run [--policy FILE] [--project DIR] [--as-root] -- CMD [ARGS...]\n\n"
+		"Run CMD in a new confined session. The policy is FILE, else\n"
+		"DIR/.sandbox/policy.yaml, else the shipped agent-default policy.\n"
+		"DIR (default: the current directory) is the project: ${PROJECT} in\n"
+		"policies, and where escalations and audit records go (DIR/.sandbox).\n"
+		"The exit status is CMD's (128+N if it was killed by signal N).\n"
+		"  -h, --help  this help\n");
+}
+
+static volatile pid_t child_pid;
+
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static int exit_code(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return SBX_EXIT_FAIL;
+}
+
+static int wait_child(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			return SBX_EXIT_FAIL;
+	}
+	return exit_code(st);
+}
+
+static void exec_cmd(char **argv)
+{
+	execvp(argv[0], argv);
+	fprintf(stderr, "bpfsbx: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Errors all; warnings (often "host did not resolve" on a machine without
+ * DNS) only the first few, so that the command's own output stays visible. */
+static void print_diag_list(json_t *diags)
+{
+	size_t i, warned = 0, more = 0;
+	json_t *v;
+
+	json_array_foreach(diags, i, v) {
+		const char *d = json_string_value(v);
+
+		if (!d)
+			continue;
+		if (strstr(d, ": warning: ") && ++warned > 3) {
+			more++;
+			continue;
+		}
+		fprintf(stderr, "%s\n", d);
+	}
+	if (more)
+		fprintf(stderr, "bpfsbx: ... and %zu more warning(s); 'bpfsbx policy check' "
+			"shows them all\n", more);
+}
+
+static void print_diags(json_t *r)
+{
+	print_diag_list(json_object_get(r, "diagnostics"));
+}
+
+static int run_with_daemon(const char *policy, const char *project, char **cmd)
+{
+	json_t *req, *reply = NULL;
+	char *err = NULL;
+	const char *sess;
+	struct sigaction sa = { .sa_handler = forward };
+	pid_t pid;
+	int rc;
+
+	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "run", "policy_path", policy, "project",
+			project, "home", getenv("HOME") ? getenv("HOME") : "");
+	rc = sbx_ctl_call(req, &reply, &err);
+	json_decref(req);
+	if (rc) {
+		sbx_err("%s", err);
+		free(err);
+		return SBX_EXIT_FAIL;
+	}
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		print_diags(reply);
+		sbx_err("%s", json_string_value(json_object_get(reply, "error")));
+		json_decref(reply);
+		return SBX_EXIT_FAIL;
+	}
+	print_diags(reply);	/* warnings */
+	sess = json_string_value(json_object_get(reply, "session"));
+	/* a daemon that does not say keeps nothing */
+	sbx_scrub_env((uint32_t)json_integer_value(json_object_get(reply, "keep_env")));
+	setenv("BPFSBX_SESSION", sess ? sess : "", 1);
+	setenv("BPFSBX_PROJECT", project, 1);
+	json_decref(reply);
+
+	pid = fork();
+	if (pid < 0) {
+		sbx_err("fork: %s", strerror(errno));
+		return SBX_EXIT_FAIL;
+	}
+	if (pid == 0)
+		exec_cmd(cmd);
+	child_pid = pid;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	/* ^C reaches CMD through the terminal's process group already */
+	signal(SIGINT, SIG_IGN);
+	return wait_child(pid);
+}
+
+/* The invoking user behind sudo, to run CMD as. */
+static void target_user(bool as_root, uid_t *uid, gid_t *gid)
+{
+	long v;
+
+	*uid = getuid();
+	*gid = getgid();
+	if (as_root)
+		return;
+	if (sbx_parse_long(getenv("SUDO_UID"), 1, 0x7fffffff, &v))
+		*uid = v;
+	if (sbx_parse_long(getenv("SUDO_GID"), 0, 0x7fffffff, &v))
+		*gid = v;
+}
+
+static int run_embedded(const char *policy, const char *project, char **cmd, bool as_root)
+{
+	struct sbx_daemon_opts o = { .embedded = true };
+	struct sbx_session_rt *s;
+	struct sbx_daemon d;
+	json_t *diags = NULL;
+	char *err = NULL;
+	int go[2], rc;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+
+	target_user(as_root, &uid, &gid);
+	sbx_set_log_prefix("bpfsbx");
+	rc = sbx_daemon_init(&d, &o, &err);
+	if (rc) {
+		sbx_err("%s", err ? err : strerror(-rc));
+		free(err);
+		sbx_daemon_fini(&d);
+		return SBX_EXIT_FAIL;
+	}
+	if (pipe2(go, O_CLOEXEC)) {
+		sbx_daemon_fini(&d);
+		return SBX_EXIT_FAIL;
+	}
+	pid = fork();
+	if (pid < 0) {
+		sbx_daemon_fini(&d);
+		return SBX_EXIT_FAIL;
+	}
+	if (pid == 0) {
+		struct { char go; uint32_t keep_env; } msg;
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		close(go[1]);
+		/* wait until the daemon has put us in the session; it says
+		 * which of the outside's handles the policy keeps */
+		if (read(go[0], &msg, sizeof(msg)) != sizeof(msg) || msg.go != 'g')
+			_exit(SBX_EXIT_FAIL);
+		sbx_scrub_env(msg.keep_env);
+		if (sbx_drop_privileges(uid, gid, SBX_DROP_SET_ENV)) {
+			fprintf(stderr, "bpfsbx: cannot drop to uid %u: %s\n", uid, strerror(errno));
+			_exit(SBX_EXIT_FAIL);
+		}
+		exec_cmd(cmd);
+	}
+	close(go[0]);
+	d.embedded_child = pid;
+	rc = sbx_session_create(&d, pid, uid, gid, policy, project,
+				uid == getuid() ? getenv("HOME") : NULL, &s, &err, &diags);
+	print_diag_list(diags);
+	json_decref(diags);
+	if (rc) {
+		sbx_err("%s", err ? err : strerror(-rc));
+		free(err);
+		close(go[1]);	/* the child exits without running anything */
+		waitpid(pid, NULL, 0);
+		sbx_daemon_fini(&d);
+		return SBX_EXIT_FAIL;
+	}
+	setenv("BPFSBX_SESSION", s->name, 1);
+	{
+		struct { char go; uint32_t keep_env; } msg = { 'g', s->hdr.keep_env };
+
+		if (write(go[1], &msg, sizeof(msg)) != sizeof(msg))
+			kill(pid, SIGKILL);
+	}
+	close(go[1]);
+	sbx_daemon_loop(&d);
+	rc = sbx_embedded_status();
+	if (rc < 0) {
+		int st;
+
+		if (waitpid(pid, &st, 0) == pid)
+			rc = st;
+	}
+	/* We loaded the programs for this one session: take them away again
+	 * when nothing else uses them (never while a session is live). */
+	if (d.k.loaded_here && !d.sessions) {
+		char *e2 = NULL;
+
+		sbx_kernel_close(&d.k);
+		if (sbx_kernel_unload(&e2))
+			sbx_warn("%s", e2);
+		free(e2);
+	}
+	sbx_daemon_fini(&d);
+	return rc < 0 ? SBX_EXIT_FAIL : exit_code(rc);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "project", required_argument, NULL, 'P' },
+		{ "as-root", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *policy_arg = NULL, *project_arg = ".";
+	char project[PATH_MAX], *policy = NULL;
+	bool as_root = false;
+	struct stat st;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "+p:P:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			policy_arg = optarg;
+			break;
+		case 'P':
+			project_arg = optarg;
+			break;
+		case 'r':
+			as_root = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return SBX_EXIT_OK;
+		default:
+			usage(stderr);
+			return SBX_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		sbx_err("run: no command given (bpfsbx run [OPTIONS] -- CMD [ARGS...])");
+		return SBX_EXIT_USAGE;
+	}
+	if (!realpath(project_arg, project) || stat(project, &st) || !S_ISDIR(st.st_mode)) {
+		sbx_err("run: project directory '%s' does not exist", project_arg);
+		return SBX_EXIT_FAIL;
+	}
+	if (policy_arg) {
+		if (stat(policy_arg, &st) || !S_ISREG(st.st_mode)) {
+			sbx_err("run: policy file '%s' not found", policy_arg);
+			return SBX_EXIT_FAIL;
+		}
+		policy = realpath(policy_arg, NULL);
+	} else {
+		char *p = sbx_asprintf("%s/.sandbox/policy.yaml", project);
+
+		if (stat(p, &st) == 0)
+			policy = p;
+		else {
+			free(p);
+			policy = sbx_shipped_policy("agent-default", NULL, NULL);
+		}
+		if (!policy) {
+			sbx_err("run: no policy given, no %s/.sandbox/policy.yaml, and the shipped "
+				"agent-default policy is not installed", project);
+			return SBX_EXIT_FAIL;
+		}
+	}
+
+	if (sbx_daemon_running(NULL))
+		rc = run_with_daemon(policy, project, argv + optind);
+	else if (geteuid() == 0)
+		rc = run_embedded(policy, project, argv + optind, as_root);
+	else {
+		sbx_err("no bpfsbx daemon is running: start it (sudo systemctl start bpfsbx, or "
+			"sudo bpfsbx daemon), or run this command with sudo for a one-off session");
+		rc = SBX_EXIT_FAIL;
+	}
+	free(policy);
+	return rc;
+}
+
+SBX_COMMAND(run, "run", "[--policy F] [--project D] -- CMD", "run CMD in a confined session",
+	    cmd_run);

@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpfsbx watch [DIR...] - the approver. It runs outside every session, in
+ * a plain terminal (over SSH too: ANSI escapes, no curses, no browser).
+ *
+ * On a terminal it lists pending requests as they arrive (inotify on
+ * pending/) with the context a person needs to decide, and takes one key:
+ * o once, s session, a always, d deny; j/k or arrows move; q quits.
+ * Without a terminal (stdin or stdout is not a TTY) it speaks lines, for
+ * scripts: each new request is one JSON object on stdout, and stdin takes
+ *     approve ID [once|session|always]
+ *     deny ID [note...]
+ *     quit
+ * each answered with {"ok":true|false,"id":ID,"error":null|TEXT,...}.
+ * --auto approve|deny decides everything that arrives; --once handles
+ * what is pending now and exits.
+ *
+ * Deciding always claims first (queue/resolve.c), so two approvers on one
+ * queue never both decide a request; approving a command runs it here.
+ *
+ * What a person sees (the screen, the text of requests) is in
+ * watch_render.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include "lib/text.h"
+#include "queue/queue.h"
+#include "queue/request.h"
+#include "user/cmd/cmd.h"
+#include "user/cmd/watch_render.h"
+
+static volatile sig_atomic_t stop, resized;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	resized = 1;
+}
+
+/* ---- queues -------------------------------------------------------------- */
+
+static bool seen(struct watch *w, const char *id)
+{
+	for (size_t i = 0; i < w->nseen; i++)
+		if (!strcmp(w->seen[i], id))
+			return true;
+	return false;
+}
+
+static void mark_seen(struct watch *w, const char *id)
+{
+	char **ns;
+
+	if (seen(w, id))
+		return;
+	ns = realloc(w->seen, (w->nseen + 1) * sizeof(*ns));
+	if (!ns)
+		return;
+	w->seen = ns;
+	w->seen[w->nseen++] = strdup(id);
+}
+
+/* ids no longer pending will never be pending again: forget them */
+static void prune_seen(struct watch *w)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->nseen; i++) {
+		bool live = false;
+
+		for (size_t j = 0; j < w->n && !live; j++)
+			live = !strcmp(str(w->items[j].req, "id"), w->seen[i]);
+		if (live)
+			w->seen[k++] = w->seen[i];
+		else
+			free(w->seen[i]);
+	}
+	w->nseen = k;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+	return strcmp(str(((const struct item *)a)->req, "id"),
+		      str(((const struct item *)b)->req, "id"));
+}
+
+static void set_status(struct watch *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_status(struct watch *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(w->status);
+	w->status = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&w->status, fmt, ap) < 0)
+		w->status = NULL;
+	va_end(ap);
+}
+
+static void refresh(struct watch *w)
+{
+	const char *sel_id = w->n ? str(w->items[w->sel].req, "id") : NULL;
+	char *keep = sel_id ? strdup(sel_id) : NULL;
+	struct item *items = NULL;
+	size_t n = 0;
+
+	for (size_t k = 0; k < w->nq; k++) {
+		json_t *a = NULL, *r;
+		char *err = NULL;
+		size_t i;
+
+		if (sbx_queue_list(w->qs[k].q, "pending", &a, &err) < 0) {
+			if (w->tty)
+				set_status(w, "%s: %s", w->qs[k].dir, err ? err : "cannot list");
+			else
+				fprintf(stderr, "bpfsbx watch: %s: %s\n", w->qs[k].dir,
+					err ? err : "cannot list");
+			free(err);
+			continue;
+		}
+		if (err) {
+			/* malformed files were moved to quarantine/: say so */
+			if (w->tty)
+				set_status(w, "%s: %s", w->qs[k].dir, err);
+			else
+				fprintf(stderr, "bpfsbx watch: %s: %s\n", w->qs[k].dir, err);
+			free(err);
+		}
+		{
+			struct item *ni = realloc(items, (n + json_array_size(a) + 1) *
+						  sizeof(*items));
+
+			if (!ni) {
+				json_decref(a);
+				continue;
+			}
+			items = ni;
+		}
+		json_array_foreach(a, i, r) {
+			items[n].req = json_incref(r);
+			items[n].w = &w->qs[k];
+			n++;
+		}
+		json_decref(a);
+	}
+	for (size_t i = 0; i < w->n; i++)
+		json_decref(w->items[i].req);
+	free(w->items);
+	if (n)
+		qsort(items, n, sizeof(*items), cmp_item);
+	if (w->once && w->tty) {
+		/* --once: only what was pending at the start */
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (seen(w, str(items[i].req, "id")))
+				items[k++] = items[i];
+			else
+				json_decref(items[i].req);
+		}
+		n = k;
+	}
+	w->items = items;
+	w->n = n;
+	w->sel = 0;
+	for (size_t i = 0; keep && i < n; i++)
+		if (!strcmp(str(items[i].req, "id"), keep))
+			w->sel = i;
+	free(keep);
+}
+
+/* the queue that holds ID (pending, else anywhere), for line commands */
+static struct wq *queue_of(struct watch *w, const char *id)
+{
+	static const char *const subs[] = { "pending", "claimed", "done" };
+	char name[SBX_ID_MAX + 8];
+
+	snprintf(name, sizeof(name), "%s.json", id);
+	for (size_t s = 0; s < 3; s++)
+		for (size_t k = 0; k < w->nq; k++)
+			if (faccessat(sbx_queue_dirfd(w->qs[k].q, subs[s]), name, F_OK,
+				      AT_SYMLINK_NOFOLLOW) == 0)
+				return &w->qs[k];
+	return &w->qs[0];
+}
+
+/* ---- line mode ------------------------------------------------------------- */
+
+static void emit_json(json_t *j)
+{
+	char *s = json_dumps(j, JSON_COMPACT);
+
+	if (s) {
+		if (printf("%s\n", s) < 0 || fflush(stdout) == EOF)
+			stop = 1;	/* the reader is gone */
+		free(s);
+	}
+	json_decref(j);
+}
+
+static void print_new(struct watch *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		const char *id = str(w->items[i].req, "id");
+		json_t *j;
+
+		if (seen(w, id))
+			continue;
+		mark_seen(w, id);
+		j = json_deep_copy(w->items[i].req);
+		json_object_set_new(j, "queue", json_string(w->items[i].w->dir));
+		{
+			/* the request is carried whole; what a screen would have
+			 * escaped is counted for the reader too */
+			struct watch_text t;
+			char *warn;
+
+			watch_text_build(&t, w->items[i].req, 0);
+			warn = watch_text_warning(&t);
+			if (warn)
+				json_object_set_new(j, "warning", json_string(warn));
+			free(warn);
+			watch_text_free(&t);
+		}
+		emit_json(j);
+	}
+	prune_seen(w);
+}
+
+static void answer(const char *id, int rc, const char *err, const json_t *done)
+{
+	json_t *j = json_pack("{s:b, s:o, s:o}", "ok", rc == 0,
+			      "id", id ? json_string(id) : json_null(),
+			      "error", rc ? json_string(err ? err : strerror(-rc)) : json_null());
+	const json_t *d = json_object_get(done, "decision");
+
+	if (d) {
+		json_object_set(j, "verdict", json_object_get(d, "verdict"));
+		json_object_set(j, "scope", json_object_get(d, "scope"));
+	}
+	if (json_object_get(done, "result"))
+		json_object_set(j, "result", json_object_get(done, "result"));
+	emit_json(j);
+}
+
+static void line_command(struct watch *w, char *line)
+{
+	char *save = NULL, *verb, *id, *arg;
+	struct sbx_resolve_opts o = { .scope = SBX_SCOPE_ONCE, .cmd_timeout_s = w->cmd_timeout };
+	json_t *done = NULL;
+	char *err = NULL;
+	int rc;
+
+	verb = strtok_r(line, " \t\r", &save);
+	if (!verb)
+		return;
+	if (!strcmp(verb, "quit") || !strcmp(verb, "q")) {
+		stop = 1;
+		return;
+	}
+	id = strtok_r(NULL, " \t\r", &save);
+	arg = save ? save + strspn(save, " \t") : NULL;
+	if (arg && !*arg)
+		arg = NULL;
+	if (strcmp(verb, "approve") && strcmp(verb, "deny")) {
+		answer(id, -EINVAL, "unknown command (approve ID [once|session|always], "
+		       "deny ID [note], quit)", NULL);
+		return;
+	}
+	if (!id || !sbx_id_valid(id)) {
+		answer(id, -EINVAL, id ? "not a request id" : "which request? (approve ID, deny ID)",
+		       NULL);
+		return;
+	}
+	o.approve = !strcmp(verb, "approve");
+	if (o.approve && arg) {
+		char *end = arg + strcspn(arg, " \t\r");
+
+		*end = 0;
+		if (sbx_scope_parse(arg) < 0) {
+			answer(id, -EINVAL, "scope must be once, session or always", NULL);
+			return;
+		}
+		o.scope = (enum sbx_scope)sbx_scope_parse(arg);
+	} else if (!o.approve && arg) {
+		arg[strcspn(arg, "\r")] = 0;
+		o.note = arg;
+	}
+	rc = sbx_queue_resolve(queue_of(w, id)->q, id, &o, &done, &err);
+	answer(id, rc, err, done);
+	json_decref(done);
+	free(err);
+}
+
+/* ---- deciding (auto mode and keys) ---------------------------------------- */
+
+static void auto_decide(struct watch *w)
+{
+	for (size_t i = 0; i < w->n && !stop; i++) {
+		const json_t *req = w->items[i].req;
+		const char *id = str(req, "id");
+		struct sbx_resolve_opts o = {
+			.approve = w->autom == AUTO_APPROVE, .scope = w->auto_scope,
+			.cmd_timeout_s = w->cmd_timeout, .note = "bpfsbx watch --auto",
+		};
+		struct sbx_strbuf b = { 0 };
+		json_t *done = NULL;
+		char *err = NULL;
+		int rc;
+
+		if (seen(w, id))
+			continue;
+		mark_seen(w, id);
+		if (o.approve && is_command(req))
+			o.scope = SBX_SCOPE_ONCE;	/* the only scope a command has */
+		rc = sbx_queue_resolve(w->items[i].w->q, id, &o, &done, &err);
+		if (rc) {
+			printf("%s %s: %s\n", rc == -EBUSY || rc == -EEXIST ? "skipped" : "failed",
+			       id, err ? err : strerror(-rc));
+		} else {
+			sbx_sb_printf(&b, "%s %s", o.approve ? "approved" : "denied", id);
+			if (o.approve)
+				sbx_sb_printf(&b, " %s", sbx_scope_name(o.scope));
+			sbx_sb_printf(&b, ": %s ", str(req, "kind") ?: "?");
+			watch_sb_object(&b, req, 200);
+			watch_sb_result(&b, done, " ");
+			printf("%s\n", b.p ? b.p : "");
+		}
+		if (fflush(stdout) == EOF)
+			stop = 1;
+		free(b.p);
+		free(err);
+		json_decref(done);
+	}
+	prune_seen(w);
+}
+
+/* ---- the terminal UI: keys --------------------------------------------- */
+
+/* the first lines of a command's output, for the screen */
+static char *output_head(struct wq *q, const json_t *done)
+{
+	const char *out = str(json_object_get(done, "result"), "output");
+	char *buf = NULL;
+	size_t len;
+	int fd;
+
+	if (!out || strncmp(out, "out/", 4))
+		return NULL;
+	fd = sbx_queue_dirfd(q->q, "out");
+	if (sbx_read_file_at(fd, out + 4, SBX_CMD_OUTPUT_MAX, &buf, &len, NULL))
+		return NULL;
+	if (len > 2000)
+		buf[2000] = 0;
+	return buf;
+}
+
+static void key_decide(struct watch *w, int key)
+{
+	const json_t *req;
+	struct sbx_resolve_opts o = { .cmd_timeout_s = w->cmd_timeout };
+	struct sbx_strbuf b = { 0 };
+	json_t *done = NULL, *hold;
+	char *err = NULL, *id;
+	int rc;
+
+	if (!w->n)
+		return;
+	hold = json_incref(w->items[w->sel].req);
+	req = hold;
+	id = strdup(str(req, "id"));
+	o.approve = key != 'd';
+	o.scope = key == 's' ? SBX_SCOPE_SESSION : key == 'a' ? SBX_SCOPE_ALWAYS : SBX_SCOPE_ONCE;
+	if (o.approve && is_command(req) && key != 'o') {
+		set_status(w, "A command can only be approved once (o): it runs here, now, "
+			   "and its output goes back to the agent.");
+		goto out;
+	}
+	if (o.approve && is_command(req) && w->tty) {
+		struct sbx_strbuf t = { 0 };
+		char *user = NULL, *uerr = NULL;
+		uid_t uid;
+		gid_t gid;
+
+		/* the command runs here, in this terminal, as the person at it:
+		 * leave the screen so that sudo can ask for a password */
+		o.interactive = true;
+		if (sbx_queue_command_user(w->items[w->sel].w->q, true, -1, &uid, &gid, &user,
+					   &uerr)) {
+			set_status(w, "%s", uerr ? uerr : "cannot tell who would run it");
+			free(uerr);
+			goto out;
+		}
+		watch_sb_object(&t, req, 0);
+		watch_tty_restore();
+		printf("\n--- bpfsbx: request %s, running as %s (uid %u) in %s ---\n%s\n---\n", id,
+		       user, (unsigned)uid, str(json_object_get(req, "object"), "cwd") ?:
+		       str(req, "project") ?: "the project", t.p ? t.p : "");
+		fflush(stdout);
+		free(t.p);
+		free(user);
+		free(w->output);
+		w->output = NULL;
+	} else if (o.approve && is_command(req)) {
+		struct sbx_strbuf t = { 0 };
+
+		watch_sb_object(&t, req, 0);
+		set_status(w, "running %s ... (output goes to out/%s.txt)", t.p ? t.p : "", id);
+		free(t.p);
+		free(w->output);
+		w->output = NULL;
+		if (watch_draw(w) < 0)
+			stop = 1;
+	}
+	rc = sbx_queue_resolve(w->items[w->sel].w->q, id, &o, &done, &err);
+	if (o.interactive) {
+		printf("--- bpfsbx: %s ---\n", rc ? "not run" : "done; back to watch");
+		fflush(stdout);
+		if (watch_tty_setup() < 0)
+			stop = 1;
+	}
+	if (rc == -EBUSY) {
+		set_status(w, "%s: taken by another approver", id);
+	} else if (rc) {
+		set_status(w, "%s", err ? err : strerror(-rc));
+	} else {
+		sbx_sb_printf(&b, "%s %s", o.approve ? "approved" : "denied", id);
+		if (o.approve)
+			sbx_sb_printf(&b, " (%s)", sbx_scope_name(o.scope));
+		watch_sb_result(&b, done, "\n");
+		set_status(w, "%s", b.p ? b.p : "");
+		free(w->output);
+		w->output = output_head(w->items[w->sel].w, done);
+	}
+out:
+	free(b.p);
+	free(err);
+	free(id);
+	json_decref(done);
+	json_decref(hold);
+	refresh(w);
+}
+
+/* returns the number of bytes of buf used (an escape sequence may be cut) */
+static size_t handle_keys(struct watch *w, const char *buf, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && !stop) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c == 0x1b) {
+			if (i + 2 >= n)
+				return i;	/* wait for the rest of it */
+			if ((buf[i + 1] == '[' || buf[i + 1] == 'O') &&
+			    (buf[i + 2] == 'A' || buf[i + 2] == 'B')) {
+				c = buf[i + 2] == 'A' ? 'k' : 'j';
+				i += 3;
+			} else {
+				i++;
+				continue;
+			}
+		} else {
+			i++;
+		}
+		switch (c) {
+		case 'q':
+			stop = 1;
+			break;
+		case 'j':
+			if (w->sel + 1 < w->n)
+				w->sel++;
+			break;
+		case 'k':
+			if (w->sel)
+				w->sel--;
+			break;
+		case ' ':
+			watch_scroll(w, 1);
+			break;
+		case 'b':
+			watch_scroll(w, -1);
+			break;
+		case 'o': case 's': case 'a':
+			if (!w->end_seen || !w->n || !w->view_id ||
+			    strcmp(w->view_id, str(w->items[w->sel].req, "id") ?: "")) {
+				set_status(w, "The request is longer than the screen: read it to the "
+					   "end (space) before approving.");
+				break;
+			}
+			key_decide(w, c);
+			break;
+		case 'd':
+			key_decide(w, c);
+			break;
+		case 0x0c:	/* ^L */
+			break;
+		default:
+			break;
+		}
+	}
+	return i;
+}
+
+/* ---- main loop ---------------------------------------------------------- */
+
+static int add_watches(struct watch *w)
+{
+	char path[64];
+
+	w->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (w->ifd < 0)
+		return -errno;
+	for (size_t k = 0; k < w->nq; k++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d",
+			 sbx_queue_dirfd(w->qs[k].q, "pending"));
+		if (inotify_add_watch(w->ifd, path, IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE |
+				      IN_MOVED_FROM | IN_DELETE) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void drain_inotify(int fd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static int run(struct watch *w)
+{
+	char inbuf[8192];
+	size_t inlen = 0;
+	bool stdin_open = w->autom == AUTO_NONE;
+
+	refresh(w);
+	if (w->once && w->tty)
+		for (size_t i = 0; i < w->n; i++)
+			mark_seen(w, str(w->items[i].req, "id"));
+	if (w->autom != AUTO_NONE)
+		auto_decide(w);
+	else if (w->line)
+		print_new(w);
+	if (w->once && w->autom != AUTO_NONE)
+		return SBX_EXIT_OK;
+
+	while (!stop) {
+		struct pollfd p[2] = {
+			{ .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
+			{ .fd = w->once ? -1 : w->ifd, .events = POLLIN },
+		};
+		int r;
+
+		if (w->tty) {
+			if (w->once && !w->n)
+				break;
+			if (resized)
+				resized = 0;
+			if (watch_draw(w) < 0)
+				stop = 1;
+		}
+		if (!stdin_open && w->once)
+			break;
+		r = poll(p, 2, w->tty ? 1000 : 5000);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].fd >= 0 && (r == 0 || (p[1].revents & POLLIN))) {
+			/* also on the timeout: a missed event cannot hide a request */
+			drain_inotify(w->ifd);
+			refresh(w);
+			if (w->autom != AUTO_NONE)
+				auto_decide(w);
+			else if (w->line)
+				print_new(w);
+		}
+		if (p[0].fd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			ssize_t n = read(STDIN_FILENO, inbuf + inlen, sizeof(inbuf) - 1 - inlen);
+
+			if (n <= 0) {
+				if (n < 0 && (errno == EINTR || errno == EAGAIN))
+					continue;
+				stdin_open = false;
+				if (w->line && inlen) {
+					inbuf[inlen] = 0;
+					line_command(w, inbuf);
+					inlen = 0;
+				}
+				if (w->autom == AUTO_NONE)
+					break;	/* the script is done */
+				continue;
+			}
+			inlen += (size_t)n;
+			if (w->tty) {
+				size_t used = handle_keys(w, inbuf, inlen);
+
+				memmove(inbuf, inbuf + used, inlen - used);
+				inlen -= used;
+			} else {
+				char *nl;
+
+				while (!stop && (nl = memchr(inbuf, '\n', inlen))) {
+					size_t len = (size_t)(nl - inbuf);
+
+					*nl = 0;
+					line_command(w, inbuf);
+					memmove(inbuf, nl + 1, inlen - len - 1);
+					inlen -= len + 1;
+				}
+				if (inlen == sizeof(inbuf) - 1) {
+					answer(NULL, -E2BIG, "command line too long", NULL);
+					inlen = 0;
+				}
+			}
+		}
+	}
+	return SBX_EXIT_OK;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bpfsbx watch [DIR...] [--auto approve|deny [--scope S]] [--once]\n"
+		"                    [--cmd-timeout SECONDS] [--lines]\n"
+		"  Shows pending requests of the projects DIR (default: the current directory)\n"
+		"  and decides them: o once, s for the session, a always, d deny, q quit.\n"
+		"  A request of kind command is run here when approved (once only).\n"
+		"  Without a terminal (or with --lines): one JSON line per new request on\n"
+		"  stdout; stdin takes 'approve ID [once|session|always]', 'deny ID [note]',\n"
+		"  'quit', each answered by {\"ok\":..,\"id\":..,\"error\":..}.\n"
+		"  --auto approve|deny  decide everything that arrives (tests, demos)\n"
+		"  --once               handle what is pending now, then exit\n"
+		"  -h, --help  this help\n");
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "auto", required_argument, NULL, 'A' },
+		{ "scope", required_argument, NULL, 's' },
+		{ "once", no_argument, NULL, '1' },
+		{ "cmd-timeout", required_argument, NULL, 't' },
+		{ "lines", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct watch w = { .ifd = -1, .auto_scope = SBX_SCOPE_ONCE };
+	bool force_lines = false, scope_given = false;
+	int c, status;
+	char *end;
+	long v;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'A':
+			if (!strcmp(optarg, "approve")) {
+				w.autom = AUTO_APPROVE;
+			} else if (!strcmp(optarg, "deny")) {
+				w.autom = AUTO_DENY;
+			} else {
+				fprintf(stderr, "bpfsbx watch: --auto takes approve or deny\n");
+				return SBX_EXIT_USAGE;
+			}
+			break;
+		case 's':
+			if (sbx_scope_parse(optarg) < 0) {
+				fprintf(stderr, "bpfsbx watch: --scope must be once, session or always\n");
+				return SBX_EXIT_USAGE;
+			}
+			w.auto_scope = (enum sbx_scope)sbx_scope_parse(optarg);
+			scope_given = true;
+			break;
+		case '1':
+			w.once = true;
+			break;
+		case 't':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 7 * 24 * 3600) {
+				fprintf(stderr, "bpfsbx watch: --cmd-timeout takes a number of seconds\n");
+				return SBX_EXIT_USAGE;
+			}
+			w.cmd_timeout = (int)v;
+			break;
+		case 'l':
+			force_lines = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return SBX_EXIT_OK;
+		default:
+			fprintf(stderr, "bpfsbx watch: unknown option '%s'\n", argv[optind - 1]);
+			usage(stderr);
+			return SBX_EXIT_USAGE;
+		}
+	}
+	if (scope_given && w.autom != AUTO_APPROVE) {
+		fprintf(stderr, "bpfsbx watch: --scope goes with --auto approve\n");
+		return SBX_EXIT_USAGE;
+	}
+	w.nq = optind < argc ? (size_t)(argc - optind) : 1;
+	w.qs = calloc(w.nq, sizeof(*w.qs));
+	for (size_t k = 0; k < w.nq; k++) {
+		const char *dir = optind < argc ? argv[optind + (int)k] : ".";
+		char *err = NULL, *sbx = NULL;
+		struct stat st;
+		unsigned fl = 0;
+
+		/* create escalations/ only in a project that has .sandbox */
+		if (asprintf(&sbx, "%s/.sandbox", dir) >= 0 && lstat(sbx, &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			fl = SBX_Q_CREATE;
+		free(sbx);
+		w.qs[k].dir = strdup(dir);
+		w.qs[k].q = sbx_queue_open(dir, fl, (uid_t)-1, (gid_t)-1, &err);
+		if (!w.qs[k].q) {
+			fprintf(stderr, "bpfsbx watch: %s\n", err ? err : dir);
+			free(err);
+			status = SBX_EXIT_FAIL;
+			goto out;
+		}
+	}
+	w.tty = !force_lines && w.autom == AUTO_NONE && isatty(STDIN_FILENO) &&
+		isatty(STDOUT_FILENO);
+	w.line = !w.tty;
+	if (add_watches(&w) < 0) {
+		fprintf(stderr, "bpfsbx watch: inotify: %s\n", strerror(errno));
+		status = SBX_EXIT_FAIL;
+		goto out;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	{
+		struct sigaction sa = { .sa_handler = on_stop };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sa.sa_handler = on_winch;
+		sigaction(SIGWINCH, &sa, NULL);
+	}
+	if (w.tty && watch_tty_setup() < 0) {
+		fprintf(stderr, "bpfsbx watch: cannot set up the terminal: %s\n", strerror(errno));
+		status = SBX_EXIT_FAIL;
+		goto out;
+	}
+	status = run(&w);
+	watch_tty_restore();
+out:
+	for (size_t i = 0; i < w.n; i++)
+		json_decref(w.items[i].req);
+	free(w.items);
+	for (size_t i = 0; i < w.nseen; i++)
+		free(w.seen[i]);
+	free(w.seen);
+	for (size_t k = 0; k < w.nq; k++) {
+		sbx_queue_close(w.qs[k].q);
+		free(w.qs[k].dir);
+	}
+	free(w.qs);
+	free(w.status);
+	free(w.view_id);
+	free(w.output);
+	if (w.ifd >= 0)
+		close(w.ifd);
+	return status;
+}
+
+SBX_COMMAND(watch, "watch", "[DIR...] [--auto approve|deny] [--once]",
+	    "show pending requests and approve or deny them", cmd_watch);

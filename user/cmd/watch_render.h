@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * watch_render.h - what the two parts of `bpfsbx watch` share: watch.c
+ * (the loop, the keys, line mode, the queues) and watch_render.c (what a
+ * person sees: the text of requests made safe for a terminal, and the
+ * screen).
+ */
+#ifndef SBX_WATCH_RENDER_H
+#define SBX_WATCH_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+#include "lib/text.h"
+#include "queue/queue.h"
+#include "queue/request.h"
+
+/* ---- the approver's state (watch.c) ------------------------------------------ */
+
+struct wq {
+	char *dir;
+	struct sbx_queue *q;
+};
+
+struct item {
+	json_t *req;
+	struct wq *w;
+};
+
+enum automode { AUTO_NONE, AUTO_APPROVE, AUTO_DENY };
+
+struct watch {
+	struct wq *qs;
+	size_t nq;
+	int ifd;
+	struct item *items;
+	size_t n, sel;
+	char **seen;		/* ids already shown (line, auto) or the --once set */
+	size_t nseen;
+	enum automode autom;
+	enum sbx_scope auto_scope;
+	bool once, line, tty;
+	int cmd_timeout;
+	char *status;		/* TTY: the last action's outcome */
+	/* TTY: the selected request's full text is longer than the screen:
+	 * its first shown row, and whether its end has been on screen (the
+	 * approve keys wait for that) */
+	char *view_id;
+	size_t scroll;
+	bool end_seen;
+	char *output;		/* TTY: the head of the last command's output */
+};
+
+static inline const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static inline bool is_command(const json_t *req)
+{
+	return sbx_request_kind(req) == SBX_REQ_COMMAND;
+}
+
+/* ---- what a person sees (watch_render.c) ------------------------------------- */
+
+/* The request's object on one line, made safe, cut after max columns (0:
+ * no limit): "~/.aws/credentials (read)", "10.0.0.5:5432/tcp", "`make deploy`" */
+void watch_sb_object(struct sbx_strbuf *b, const json_t *req, size_t max);
+/* the same, unescaped and uncut: for watch_text_build() */
+void watch_sb_object_raw(struct sbx_strbuf *b, const json_t *req);
+/* the code points that are shown escaped although they print nothing */
+bool watch_invisible(unsigned cp);
+
+/*
+ * The request's object in full, as a person must see it before approving:
+ * each line of a command on its own rows, cut into rows of at most cols
+ * columns (0: not cut), control and invisible characters escaped, runs of
+ * 8 or more spaces shown as their length, and each of those counted.
+ */
+struct watch_text {
+	char **lines;
+	size_t n;
+	unsigned ctrl, invisible, space_runs;
+	size_t longest_run;
+};
+void watch_text_build(struct watch_text *t, const json_t *req, size_t cols);
+void watch_text_free(struct watch_text *t);
+/* "warning: shown escaped: 2 control characters, ..." or NULL (malloc'd) */
+char *watch_text_warning(const struct watch_text *t);
+
+/* ": exit N, output in FILE" when the decision ran a command; sep goes
+ * before "output" */
+void watch_sb_result(struct sbx_strbuf *b, const json_t *done, const char *sep);
+/* The alternate screen, keys one at a time without echo; restored at exit
+ * too. Returns 0 or -errno. */
+int watch_tty_setup(void);
+void watch_tty_restore(void);
+/* The whole screen: the list, the selected request, the keys, the status
+ * and the head of the last command's output. -1: the terminal is gone. */
+int watch_draw(struct watch *w);
+/* space / b: the selected request's text a page on or back */
+void watch_scroll(struct watch *w, int pages);
+
+#endif

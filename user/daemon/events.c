@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * events.c - what the kernel reports: each deny, ask and audit
+ * event becomes one JSON line in the event log and a record in the
+ * session's audit chain; an ask also becomes an escalation request.
+ *
+ * An agent that retries in a loop must not flood the person: repeats of
+ * the same object by the same session fold into one request whose count
+ * is flushed to disk at most every 200 ms.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "user/daemon/events.h"
+#include "user/daemon/inet_owner.h"
+#include "user/daemon/learned.h"
+#include "user/daemon/grants.h"
+#include "user/daemon/journal.h"
+#include "lib/alloc.h"
+#include "lib/clock.h"
+#include "lib/fileio.h"
+#include "lib/log.h"
+#include "lib/names.h"
+#include "lib/text.h"
+
+#define DEDUP_WINDOW_NS (30ull * 1000000000ull)	/* after a decision */
+
+/* An abstract unix socket's name: any byte may occur, so anything
+ * outside printable ASCII is escaped (\xNN); "@" stands for the leading
+ * NUL, as ss(8) and the policy write it. */
+static char *abstract_name(const struct sbx_event *e)
+{
+	uint32_t off = e->path_off < SBX_EVENT_PATH_MAX ? e->path_off : SBX_EVENT_PATH_MAX - 1;
+	size_t n = SBX_EVENT_PATH_MAX - 1 - off;
+	char *out = malloc(2 + 4 * n), *o = out;
+
+	if (!out)
+		return NULL;
+	*o++ = '@';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)e->path[off + i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			*o++ = (char)c;
+		else
+			o += sprintf(o, "\\x%02x", c);
+	}
+	*o = 0;
+	return out;
+}
+
+/* The name a session learned an address from, for people: NULL if none. */
+static const char *event_name(const struct sbx_session_rt *s, const struct sbx_event *e)
+{
+	uint8_t a16[16];
+
+	if (!s || !(e->flags & (SBX_EVF_NET4 | SBX_EVF_NET6)))
+		return NULL;
+	sbx_addr16(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a16);
+	return sbx_learned_name(s, a16);
+}
+
+char *sbx_event_object(const struct sbx_event *e)
+{
+	if (e->flags & (SBX_EVF_NET4 | SBX_EVF_NET6)) {
+		char a[INET6_ADDRSTRLEN] = "?";
+
+		inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
+		return e->family == AF_INET6 ? sbx_asprintf("[%s]:%u", a, e->port) :
+					 sbx_asprintf("%s:%u", a, e->port);
+	}
+	if (e->flags & SBX_EVF_ABSTRACT)
+		return abstract_name(e);
+	if (e->flags & SBX_EVF_FILE) {
+		uint32_t off = e->path_off < SBX_EVENT_PATH_MAX ? e->path_off : SBX_EVENT_PATH_MAX - 1;
+		char path[SBX_EVENT_PATH_MAX + 1];
+
+		memcpy(path, e->path + off, SBX_EVENT_PATH_MAX - off);
+		path[SBX_EVENT_PATH_MAX - off] = 0;
+		return sbx_asprintf("%s%s", (e->flags & SBX_EVF_PATH_TRUNC) ? "..." : "", path);
+	}
+	switch (e->op) {
+	case SBX_OP_PTRACE:
+	case SBX_OP_SIGNAL:
+		return sbx_asprintf("pid %u", e->aux);
+	case SBX_OP_SIGNAL_OWNER:
+		/* F_SETOWN and FIOSETOWN name a pid, or a process group as -pgid */
+		return (int32_t)e->aux < 0 ? sbx_asprintf("process group %d", -(int32_t)e->aux) :
+					     sbx_asprintf("pid %u", e->aux);
+	case SBX_OP_SOCKET_CREATE:
+		return sbx_asprintf("socket %s type %u protocol %u", sbx_family_name(e->family),
+				    e->aux, e->port);
+	case SBX_OP_UNIX_CONNECT:
+		return sbx_strdup("unix socket (unnamed)");
+	case SBX_OP_IOCTL:
+		return sbx_asprintf("ioctl 0x%x", e->aux);
+	case SBX_OP_BPF:
+		return sbx_asprintf("bpf command %u", e->aux);
+	default:
+		return sbx_strdup(sbx_op_name(e->op));
+	}
+}
+
+static char *proc_link(pid_t pid, const char *what)
+{
+	char p[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, what);
+	n = readlink(p, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return NULL;
+	buf[n] = 0;
+	return sbx_strdup(buf);
+}
+
+static json_t *proc_cmdline(pid_t pid)
+{
+	char p[64], *buf = NULL;
+	size_t len = 0;
+	json_t *a;
+
+	snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
+	if (sbx_read_file(p, 64 * 1024, &buf, &len))
+		return json_null();
+	a = json_array();
+	for (size_t i = 0; i < len;) {
+		json_array_append_new(a, json_stringn_nocheck(buf + i, strnlen(buf + i, len - i)));
+		i += strnlen(buf + i, len - i) + 1;
+	}
+	free(buf);
+	return a;
+}
+
+/* A right-aligned string of an event (path, exe, cwd); NULL when empty. */
+static char *event_str(const char *buf, uint32_t off, size_t size)
+{
+	if (off >= size - 1 || !buf[off])
+		return NULL;
+	return strndup(buf + off, size - off);
+}
+
+/* The process's command line: from the event, or /proc if it had none. */
+static json_t *event_cmdline(const struct sbx_event *e)
+{
+	json_t *a;
+	uint32_t n = e->args_len < SBX_EVENT_CTX_MAX ? e->args_len : SBX_EVENT_CTX_MAX;
+
+	if (!n)
+		return proc_cmdline(e->pid);
+	a = json_array();
+	for (uint32_t i = 0; i < n;) {
+		size_t l = strnlen(e->args + i, n - i);
+
+		json_array_append_new(a, json_stringn_nocheck(e->args + i, l));
+		i += l + 1;
+	}
+	return a;
+}
+
+/* A loopback listener outside the session (bpf/dns.bpf.c): who serves it. */
+static json_t *loopback_listener(const struct sbx_event *e)
+{
+	pid_t pid = sbx_inet_owner(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, e->port,
+				   e->proto);
+	char *exe = pid > 0 ? proc_link(pid, "exe") : NULL;
+	json_t *j = json_pack("{s:s}", "where", "outside the session");
+
+	if (pid > 0)
+		json_object_set_new(j, "pid", json_integer(pid));
+	json_object_set_new(j, "exe", exe ? json_string(exe) : json_null());
+	free(exe);
+	return j;
+}
+
+static char *event_exe(const struct sbx_event *e)
+{
+	char *s = event_str(e->exe, e->exe_off, SBX_EVENT_CTX_MAX);
+
+	return s ? s : proc_link(e->pid, "exe");
+}
+
+static char *event_cwd(const struct sbx_event *e)
+{
+	char *s = event_str(e->cwd, e->cwd_off, SBX_EVENT_CTX_MAX);
+
+	return s ? s : proc_link(e->pid, "cwd");
+}
+
+static json_t *rule_json(const struct sbx_session_rt *s, uint32_t id, uint8_t verdict)
+{
+	const struct sbx_rule_row *r;
+
+	if (id >= SBX_RULE_BUILTIN)
+		return json_pack("{s:I,s:s,s:s,s:s}", "id", (json_int_t)id, "pattern",
+				 sbx_builtin_rule_text(id), "verdict", sbx_verdict_name(verdict),
+				 "reason", sbx_builtin_rule_text(id));
+	r = s ? sbx_session_rule(s, id) : NULL;
+	if (!r)
+		return json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "pattern",
+				 id ? "?" : "default", "verdict", sbx_verdict_name(verdict));
+	return json_pack("{s:I,s:s,s:s,s:s,s:s}", "id", (json_int_t)id, "pattern", r->pattern,
+			 "verdict", sbx_verdict_name(verdict), "reason", r->reason, "source", r->source);
+}
+
+/* One event as one JSON line in the event log. */
+static void log_line(struct sbx_daemon *d, json_t *line)
+{
+	char *txt;
+
+	sbx_journal_event(line);
+	if (!d->log)
+		return;
+	txt = json_dumps(line, JSON_COMPACT);
+	if (txt) {
+		fprintf(d->log, "%s\n", txt);
+		fflush(d->log);
+		free(txt);
+	}
+}
+
+static void fold_flush(struct sbx_daemon *d, bool all);
+
+static char *dedup_key(const struct sbx_event *e)
+{
+	if (e->flags & (SBX_EVF_NET4 | SBX_EVF_NET6)) {
+		char a[INET6_ADDRSTRLEN] = "?";
+
+		inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
+		return sbx_asprintf("net:%s:%u", a, e->port);
+	}
+	return sbx_asprintf("file:%u:%u:%llu:%llx:%d", e->access, e->dev,
+			    (unsigned long long)e->ino, (unsigned long long)e->name_hash,
+			    !!(e->flags & SBX_EVF_NEW_NAME));
+}
+
+static struct sbx_pending_rt *pending_find(struct sbx_session_rt *s, const char *key)
+{
+	for (size_t i = 0; i < s->n_pending; i++)
+		if (!strcmp(s->pending[i].key, key))
+			return &s->pending[i];
+	return NULL;
+}
+
+/*
+ * The process serving a unix socket that a session tried to reach: the
+ * pid the kernel recorded at listen() and what it runs now. The pid may
+ * have exited or been reused by the time we read /proc; the socket inode
+ * tells which it is.
+ */
+static json_t *peer_json(const struct sbx_event *e)
+{
+	json_t *p = json_object();
+	char *exe = e->aux ? proc_link((pid_t)e->aux, "exe") : NULL;
+
+	json_object_set_new(p, "pid", e->aux ? json_integer(e->aux) : json_null());
+	json_object_set_new(p, "exe", exe ? json_string(exe) : json_null());
+	if (e->peer_ino)
+		json_object_set_new(p, "socket_inode", json_integer((json_int_t)e->peer_ino));
+	free(exe);
+	return p;
+}
+
+static json_t *event_request(const struct sbx_session_rt *s, const struct sbx_event *e,
+			     const char *object)
+{
+	json_t *req = json_object(), *obj = json_object(), *proc = json_object();
+	char *exe = event_exe(e), *cwd = event_cwd(e);
+	char hash[32];
+	const char *kind;
+
+	if (e->flags & (SBX_EVF_NET4 | SBX_EVF_NET6)) {
+		char a[INET6_ADDRSTRLEN] = "?";
+
+		kind = "net";
+		inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
+		json_object_set_new(obj, "family", json_string(e->family == AF_INET6 ? "ipv6" : "ipv4"));
+		json_object_set_new(obj, "addr", json_string(a));
+		json_object_set_new(obj, "port", json_integer(e->port));
+		json_object_set_new(obj, "proto", json_string(e->proto == IPPROTO_TCP || e->proto == IPPROTO_UDP ?
+							      sbx_proto_name(e->proto) : "any"));
+		if (event_name(s, e))
+			json_object_set_new(obj, "name", json_string(event_name(s, e)));
+	} else {
+		kind = (e->op == SBX_OP_EXEC || e->op == SBX_OP_MMAP_EXEC) ? "exec" : "file";
+		json_object_set_new(obj, "path", json_string(object));
+		json_object_set_new(obj, "access", json_string(sbx_access_name(e->access)));
+		json_object_set_new(obj, "op", json_string(sbx_op_name(e->op)));
+		json_object_set_new(obj, "dev", json_integer(e->dev));
+		json_object_set_new(obj, "ino", json_integer((json_int_t)e->ino));
+		if (e->flags & SBX_EVF_ABSTRACT) {
+			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)e->name_hash);
+			json_object_set_new(obj, "abstract", json_true());
+			json_object_set_new(obj, "name_hash", json_string(hash));
+			json_object_del(obj, "dev");
+			json_object_del(obj, "ino");
+		}
+		if (e->flags & SBX_EVF_PEER)
+			json_object_set_new(obj, "listener", peer_json(e));
+		if (e->flags & SBX_EVF_NEW_NAME) {
+			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)e->name_hash);
+			json_object_set_new(obj, "new_name", json_true());
+			json_object_set_new(obj, "name_hash", json_string(hash));
+		}
+	}
+	json_object_set_new(proc, "pid", json_integer(e->pid));
+	json_object_set_new(proc, "uid", json_integer(e->uid));
+	json_object_set_new(proc, "comm", json_stringn_nocheck(e->comm, strnlen(e->comm,
+									       sizeof(e->comm))));
+	json_object_set_new(proc, "exe", exe ? json_string(exe) : json_null());
+	json_object_set_new(proc, "cmdline", event_cmdline(e));
+	json_object_set_new(proc, "cwd", cwd ? json_string(cwd) : json_null());
+	free(exe);
+	free(cwd);
+
+	json_object_set_new(req, "kind", json_string(kind));
+	json_object_set_new(req, "session", json_string(s->name));
+	json_object_set_new(req, "project", json_string(s->project));
+	json_object_set_new(req, "count", json_integer(1));
+	json_object_set_new(req, "process", proc);
+	json_object_set_new(req, "object", obj);
+	json_object_set_new(req, "rule", rule_json(s, e->rule_id, e->verdict));
+	if (strcmp(kind, "net")) {
+		const char *notice = sbx_grant_annotate(s, obj);
+
+		if (notice)
+			json_object_set_new(req, "notice", json_string(notice));
+	}
+	return req;
+}
+
+static void escalate(struct sbx_daemon *d, struct sbx_session_rt *s, const struct sbx_event *e,
+		     const char *object)
+{
+	struct sbx_pending_rt *p;
+	char *key = dedup_key(e), *id = NULL, *err = NULL;
+	json_t *req;
+
+	if (!s->queue) {
+		free(key);
+		return;
+	}
+	p = pending_find(s, key);
+	if (p) {
+		p->count++;
+		free(key);
+		return;
+	}
+	if (!object) {
+		/* a folded repeat whose request was decided meanwhile: the
+		 * next event after the window asks again */
+		free(key);
+		return;
+	}
+	req = event_request(s, e, object);
+	if (sbx_queue_submit(s->queue, req, &id, &err)) {
+		sbx_warn("session %s: writing a request: %s", s->name, err ? err : "?");
+		free(err);
+		free(key);
+		json_decref(req);
+		return;
+	}
+	json_decref(req);
+	s->pending = realloc(s->pending, (s->n_pending + 1) * sizeof(*s->pending));
+	if (!s->pending)
+		abort();
+	s->pending[s->n_pending++] = (struct sbx_pending_rt){
+		.key = key, .id = id, .count = 1, .flushed = 1, .last_flush_ns = sbx_boot_ns(),
+	};
+	sbx_session_add_request(s, id);
+}
+
+/* Write the folded repeat counts; forget entries whose request was
+ * decided more than a window ago. */
+void sbx_events_flush_pending(struct sbx_daemon *d)
+{
+	uint64_t now = sbx_boot_ns();
+
+	fold_flush(d, false);
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next) {
+		size_t w = 0;
+
+		for (size_t i = 0; i < s->n_pending; i++) {
+			struct sbx_pending_rt *p = &s->pending[i];
+			bool keep = true;
+
+			if (p->count > p->flushed) {
+				int rc = sbx_queue_bump(s->queue, p->id, p->count - p->flushed);
+
+				if (rc == 0) {
+					p->flushed = p->count;
+					p->last_flush_ns = now;
+				} else {
+					/* decided: repeats within the window stay folded */
+					p->flushed = p->count;
+				}
+			}
+			if (now - p->last_flush_ns > DEDUP_WINDOW_NS && s->queue) {
+				json_t *o = NULL;
+
+				if (sbx_queue_read(s->queue, "pending", p->id, &o, NULL))
+					keep = false;	/* no longer pending */
+				json_decref(o);
+			}
+			if (keep) {
+				s->pending[w++] = *p;
+			} else {
+				free(p->key);
+				free(p->id);
+			}
+		}
+		s->n_pending = w;
+	}
+}
+
+/*
+ * Repeats of one event (same session, operation, verdict, rule and
+ * object) within a second are folded: the first is handled in full, the
+ * rest are counted, and one summary line with the count follows when the
+ * window closes. A retry loop thus costs the daemon a hash lookup per
+ * event instead of /proc reads, a JSON line and an audit record, which is
+ * what lets it keep up with a burst of 10,000 denials a second.
+ */
+#define FOLD_SLOTS 1024
+#define FOLD_PROBE 8
+#define FOLD_WINDOW_NS 1000000000ull
+
+struct fold_slot {
+	bool used;
+	uint64_t hash, first_ns, repeats;
+	struct sbx_event ev;	/* the first one (path and all) */
+	pid_t last_pid;
+};
+
+static struct fold_slot folds[FOLD_SLOTS];
+
+static uint64_t fold_hash(const struct sbx_event *e)
+{
+	uint64_t h = SBX_CHAIN_SEED;
+
+	h = sbx_mix64(h ^ e->cgid);
+	h = sbx_mix64(h ^ ((uint64_t)e->op << 48 | (uint64_t)e->verdict << 40 |
+			   (uint64_t)e->access << 32 | e->rule_id));
+	h = sbx_mix64(h ^ ((uint64_t)e->dev << 32 | e->port));
+	h = sbx_mix64(h ^ e->ino);
+	h = sbx_mix64(h ^ e->name_hash);
+	for (int i = 0; i < 16; i += 8) {
+		uint64_t a;
+
+		memcpy(&a, e->addr + i, 8);
+		h = sbx_mix64(h ^ a);
+	}
+	return h;
+}
+
+static bool fold_same(const struct sbx_event *a, const struct sbx_event *b)
+{
+	return a->cgid == b->cgid && a->op == b->op && a->verdict == b->verdict &&
+	       a->access == b->access && a->rule_id == b->rule_id && a->dev == b->dev &&
+	       a->ino == b->ino && a->name_hash == b->name_hash && a->port == b->port &&
+	       !memcmp(a->addr, b->addr, 16) && a->flags == b->flags;
+}
+
+static void fold_summary(struct sbx_daemon *d, struct fold_slot *f);
+
+/* true: a repeat, counted; false: handle it in full (and remember it) */
+static bool fold_event(struct sbx_daemon *d, const struct sbx_event *e, uint64_t now)
+{
+	uint64_t h = fold_hash(e);
+	struct fold_slot *free_slot = NULL;
+
+	for (int i = 0; i < FOLD_PROBE; i++) {
+		struct fold_slot *f = &folds[(h + i) % FOLD_SLOTS];
+
+		if (f->used && now - f->first_ns >= FOLD_WINDOW_NS) {
+			fold_summary(d, f);	/* its window closed */
+			f->used = false;
+		}
+		if (!f->used) {
+			if (!free_slot)
+				free_slot = f;
+			continue;
+		}
+		if (f->hash == h && fold_same(&f->ev, e)) {
+			f->repeats++;
+			f->last_pid = e->pid;
+			return true;
+		}
+	}
+	if (free_slot) {
+		free_slot->used = true;
+		free_slot->hash = h;
+		free_slot->first_ns = now;
+		free_slot->repeats = 0;
+		free_slot->ev = *e;
+		free_slot->last_pid = e->pid;
+	}
+	return false;
+}
+
+static void fold_flush(struct sbx_daemon *d, bool all)
+{
+	uint64_t now = sbx_boot_ns();
+
+	for (int i = 0; i < FOLD_SLOTS; i++) {
+		struct fold_slot *f = &folds[i];
+
+		if (f->used && (all || now - f->first_ns >= FOLD_WINDOW_NS)) {
+			fold_summary(d, f);
+			f->used = false;
+		}
+	}
+}
+
+int sbx_events_handle(void *ctx, void *data, size_t size)
+{
+	struct sbx_daemon *d = ctx;
+	const struct sbx_event *e = data;
+	struct sbx_session_rt *s;
+	struct timespec ts;
+	char when[40], *object, *exe;
+	json_t *line;
+
+	if (size < sizeof(*e))
+		return 0;
+	d->events_seen++;
+	s = sbx_session_by_cgid(d, e->cgid);
+	if (fold_event(d, e, sbx_boot_ns())) {
+		if (s && e->verdict == SBX_V_ASK)
+			escalate(d, s, e, NULL);	/* only counts: the request exists */
+		return 0;
+	}
+	ts = sbx_boot_to_real(e->ts_ns);
+	sbx_rfc3339(when, sizeof(when), &ts, 3);
+	object = sbx_event_object(e);
+	if (event_name(s, e)) {
+		/* "connect 140.82.112.3:443 (github.com)" */
+		char *named = sbx_asprintf("%s (%s)", object, event_name(s, e));
+
+		free(object);
+		object = named;
+	}
+	exe = event_exe(e);
+
+	line = json_object();
+	json_object_set_new(line, "time", json_string(when));
+	json_object_set_new(line, "session", s ? json_string(s->name) : json_null());
+	json_object_set_new(line, "pid", json_integer(e->pid));
+	json_object_set_new(line, "tid", json_integer(e->tid));
+	json_object_set_new(line, "uid", json_integer(e->uid));
+	json_object_set_new(line, "comm", json_stringn_nocheck(e->comm, strnlen(e->comm,
+									       sizeof(e->comm))));
+	json_object_set_new(line, "exe", exe ? json_string(exe) : json_null());
+	json_object_set_new(line, "operation", json_string(sbx_op_name(e->op)));
+	if (e->flags & SBX_EVF_FILE)
+		json_object_set_new(line, "access", json_string(sbx_access_name(e->access)));
+	json_object_set_new(line, "object", json_string(object));
+	json_object_set_new(line, "rule", rule_json(s, e->rule_id, e->verdict));
+	json_object_set_new(line, "verdict", json_string(sbx_verdict_name(e->verdict)));
+	json_object_set_new(line, "errno", json_integer(-e->ret));
+	if (e->flags & SBX_EVF_WALK_TRUNC)
+		json_object_set_new(line, "walk_truncated", json_true());
+	if (e->flags & SBX_EVF_PEER)
+		json_object_set_new(line, "listener", peer_json(e));
+	if (event_name(s, e))
+		json_object_set_new(line, "name", json_string(event_name(s, e)));
+	if (e->flags & SBX_EVF_LOOPBACK)
+		json_object_set_new(line, "listener", loopback_listener(e));
+	free(exe);
+
+	log_line(d, line);
+	if (s) {
+		json_object_set_new(line, "event", json_string("kernel"));
+		sbx_daemon_audit(s, line);
+		if (e->verdict == SBX_V_ASK)
+			escalate(d, s, e, object);
+	}
+	json_decref(line);
+	free(object);
+	return 0;
+}
+
+/* A connector inside a session asks for something (control op "submit").
+ * Only kind, object and the agent's reason come from the caller; who it
+ * is and where its queue lives come from the kernel and our records. */
+int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, json_t *in,
+		   char **id, char **err)
+{
+	const char *kind = json_string_value(json_object_get(in, "kind"));
+	json_t *obj = json_object_get(in, "object"), *req, *proc;
+	const char *why = json_string_value(json_object_get(in, "agent_reason"));
+	char *exe, *cwd;
+	int rc;
+
+	if (!kind || (strcmp(kind, "command") && strcmp(kind, "access"))) {
+		*err = sbx_strdup("submit: \"kind\" must be \"command\" or \"access\"");
+		return -EINVAL;
+	}
+	if (!json_is_object(obj)) {
+		*err = sbx_strdup("submit: \"object\" must be an object");
+		return -EINVAL;
+	}
+	if (!s->queue) {
+		*err = sbx_strdup("the session has no queue");
+		return -EIO;
+	}
+	obj = json_deep_copy(obj);
+	if (!strcmp(kind, "access") && json_object_get(obj, "path") &&
+	    (rc = sbx_grant_ident_of_access(obj, err))) {
+		json_decref(obj);
+		return rc;
+	}
+	exe = proc_link(pid, "exe");
+	cwd = proc_link(pid, "cwd");
+	proc = json_pack("{s:i,s:o,s:o,s:o}", "pid", (int)pid, "exe",
+			 exe ? json_string(exe) : json_null(), "cmdline", proc_cmdline(pid), "cwd",
+			 cwd ? json_string(cwd) : json_null());
+	free(exe);
+	free(cwd);
+	req = json_pack("{s:s,s:s,s:s,s:i,s:o,s:O,s:n}", "kind", kind, "session", s->name,
+			"project", s->project, "count", 1, "process", proc, "object", obj, "rule");
+	json_decref(obj);
+	json_object_set_new(json_object_get(req, "process"), "uid", json_integer(s->uid));
+	if (why)
+		json_object_set_new(req, "agent_reason", json_string(why));
+	rc = sbx_queue_submit(s->queue, req, id, err);
+	json_decref(req);
+	if (rc)
+		return rc;
+	sbx_session_add_request(s, *id);
+	return 0;
+}
+
+/* One line for the repeats of a folded event, in the log and the audit. */
+static void fold_summary(struct sbx_daemon *d, struct fold_slot *f)
+{
+	struct sbx_session_rt *s;
+	struct timespec ts;
+	char when[40], *object;
+	json_t *line;
+
+	if (!f->repeats)
+		return;
+	s = sbx_session_by_cgid(d, f->ev.cgid);
+	ts = sbx_boot_to_real(f->ev.ts_ns);
+	sbx_rfc3339(when, sizeof(when), &ts, 3);
+	object = sbx_event_object(&f->ev);
+	line = json_pack("{s:s,s:o,s:i,s:s,s:s,s:o,s:s,s:I}", "time", when, "session",
+			 s ? json_string(s->name) : json_null(), "pid", (int)f->last_pid,
+			 "operation", sbx_op_name(f->ev.op), "object", object, "rule",
+			 rule_json(s, f->ev.rule_id, f->ev.verdict), "verdict",
+			 sbx_verdict_name(f->ev.verdict), "repeats", (json_int_t)f->repeats);
+	log_line(d, line);
+	if (s) {
+		json_object_set_new(line, "event", json_string("kernel_repeats"));
+		sbx_daemon_audit(s, line);
+	}
+	json_decref(line);
+	free(object);
+	f->repeats = 0;
+}
+
+
+/* ---- the resolver's decisions ---------------------------------------------------- */
+
+#define DNS_FOLD_SLOTS 256
+
+struct dns_fold {
+	uint64_t cgid, first_ns, repeats;
+	uint8_t verdict;
+	char name[256];
+	char qtype[16];
+	uint32_t rule_id;
+};
+
+static struct dns_fold dns_folds[DNS_FOLD_SLOTS];
+
+static void dns_line(struct sbx_daemon *d, struct sbx_session_rt *s, const char *name,
+		     const char *qtype, uint8_t verdict, uint32_t rule_id, const char *why,
+		     pid_t pid, uint64_t repeats)
+{
+	char when[40], *object = sbx_asprintf("%s (%s)", name, qtype);
+	json_t *line;
+
+	sbx_rfc3339_now(when, sizeof(when));
+	line = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s}", "time", when, "session", s->name,
+			 "operation", "dns", "object", object, "rule",
+			 rule_json(s, rule_id, verdict), "verdict", sbx_verdict_name(verdict));
+	json_object_set_new(line, "name", json_string(name));
+	if (why)
+		json_object_set_new(line, "answer", json_string(why));
+	if (pid > 0)
+		json_object_set_new(line, "pid", json_integer(pid));
+	if (repeats)
+		json_object_set_new(line, "repeats", json_integer((json_int_t)repeats));
+	log_line(d, line);
+	json_object_set_new(line, "event", json_string(repeats ? "dns_repeats" : "dns"));
+	sbx_daemon_audit(s, line);
+	json_decref(line);
+	free(object);
+}
+
+static void dns_fold_close(struct sbx_daemon *d, struct dns_fold *f)
+{
+	struct sbx_session_rt *s = f->repeats ? sbx_session_by_cgid(d, f->cgid) : NULL;
+
+	if (s)
+		dns_line(d, s, f->name, f->qtype, f->verdict, f->rule_id, NULL, 0, f->repeats);
+	memset(f, 0, sizeof(*f));
+}
+
+/* a request of kind host for name, folded like the kernel's asks */
+static void escalate_host(struct sbx_session_rt *s, const char *name, uint32_t rule_id,
+			  pid_t pid)
+{
+	char *key = sbx_asprintf("host:%s", name), *id = NULL, *err = NULL;
+	struct sbx_pending_rt *p = pending_find(s, key);
+	json_t *req, *proc;
+
+	if (p || !s->queue) {
+		if (p)
+			p->count++;
+		free(key);
+		return;
+	}
+	proc = json_object();
+	if (pid > 0) {
+		char *exe = proc_link(pid, "exe"), *cwd = proc_link(pid, "cwd");
+
+		json_object_set_new(proc, "pid", json_integer(pid));
+		json_object_set_new(proc, "exe", exe ? json_string(exe) : json_null());
+		json_object_set_new(proc, "cmdline", proc_cmdline(pid));
+		json_object_set_new(proc, "cwd", cwd ? json_string(cwd) : json_null());
+		free(exe);
+		free(cwd);
+	}
+	json_object_set_new(proc, "uid", json_integer(s->uid));
+	req = json_pack("{s:s,s:s,s:s,s:i,s:o,s:{s:s},s:o}", "kind", "host", "session", s->name,
+			"project", s->project, "count", 1, "process", proc, "object", "host", name,
+			"rule", rule_json(s, rule_id, SBX_V_ASK));
+	if (sbx_queue_submit(s->queue, req, &id, &err)) {
+		sbx_warn("session %s: writing a request: %s", s->name, err ? err : "?");
+		free(err);
+		free(key);
+		json_decref(req);
+		return;
+	}
+	json_decref(req);
+	s->pending = sbx_realloc_array(s->pending, s->n_pending + 1, sizeof(*s->pending));
+	s->pending[s->n_pending++] = (struct sbx_pending_rt){
+		.key = key, .id = id, .count = 1, .flushed = 1, .last_flush_ns = sbx_boot_ns(),
+	};
+	sbx_session_add_request(s, id);
+}
+
+void sbx_events_dns(struct sbx_daemon *d, struct sbx_session_rt *s, const char *name,
+		    const char *qtype, uint8_t verdict, uint32_t rule_id, const char *why,
+		    pid_t pid, bool escalate_it)
+{
+	uint64_t now = sbx_boot_ns(), h = SBX_CHAIN_SEED;
+	struct dns_fold *f;
+
+	h = sbx_mix64(h ^ s->cgid);
+	h = sbx_mix64(h ^ sbx_hash_name(name, strlen(name)) ^ verdict);
+	f = &dns_folds[h % DNS_FOLD_SLOTS];
+	if (f->cgid && now - f->first_ns >= FOLD_WINDOW_NS)
+		dns_fold_close(d, f);
+	if (f->cgid == s->cgid && f->verdict == verdict && !strcmp(f->name, name)) {
+		f->repeats++;
+		if (escalate_it)
+			escalate_host(s, name, rule_id, pid);	/* only counts */
+		return;
+	}
+	if (f->cgid)
+		dns_fold_close(d, f);
+	f->cgid = s->cgid;
+	f->first_ns = now;
+	f->verdict = verdict;
+	f->rule_id = rule_id;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->qtype, sizeof(f->qtype), "%s", qtype);
+	dns_line(d, s, name, qtype, verdict, rule_id, why, pid, 0);
+	if (escalate_it)
+		escalate_host(s, name, rule_id, pid);
+}
+
+/* Before a session ends or the daemon stops: every folded repeat counted. */
+void sbx_events_flush_all(struct sbx_daemon *d)
+{
+	fold_flush(d, true);
+	for (int i = 0; i < DNS_FOLD_SLOTS; i++)
+		if (dns_folds[i].cgid)
+			dns_fold_close(d, &dns_folds[i]);
+	sbx_events_flush_pending(d);
+}

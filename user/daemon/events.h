@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* events.h - what the kernel reports becomes log lines, audit records and requests. */
+#ifndef SBX_EVENTS_H
+#define SBX_EVENTS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "user/daemon/state.h"
+
+/* The ring buffer's callback (ctx: the daemon). */
+int sbx_events_handle(void *ctx, void *data, size_t size);
+/* Write folded repeat counts; forget requests decided long ago. */
+void sbx_events_flush_pending(struct sbx_daemon *d);
+/* Before a session ends or the daemon stops: every folded repeat counted. */
+void sbx_events_flush_all(struct sbx_daemon *d);
+/* the object of an event as a person reads it */
+char *sbx_event_object(const struct sbx_event *e);
+/*
+ * A query the resolver decided (deny, ask, audit, or refused as a DNS
+ * tunnel): one line in the event log and a record in the session's audit
+ * log, like a kernel event, with operation "dns" and the name as the
+ * object. Repeats of the same (session, name, verdict) within a second
+ * are counted into one line. ask: also a request of kind host (the person
+ * sees the name), folded like the kernel's asks.
+ */
+void sbx_events_dns(struct sbx_daemon *d, struct sbx_session_rt *s, const char *name,
+		    const char *qtype, uint8_t verdict, uint32_t rule_id, const char *why,
+		    pid_t pid, bool escalate_it);
+/* A request from a connector inside a session (control op "submit"). */
+int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, json_t *req, char **id, char **err);
+
+#endif

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * grants.c - a person's answers in the kernel: the key of a granted
+ * object, the grant's life (added, expired, removed with the session),
+ * and the remembered "always" answers a new session starts with.
+ *
+ * One function builds every key, whether the object comes from a request
+ * being approved or from remembered.yaml, so that both are decided by the
+ * same rules.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "lib/alloc.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/names.h"
+#include "policy/policy.h"
+#include "user/daemon/grants.h"
+
+/* A file grant from what a request or remembered.yaml recorded: the
+ * identity, never the path resolved again. A new name is keyed on its
+ * directory's identity and the hash of its last component. */
+static void file_obj(struct sbx_grant_obj *o, int access, const char *path, bool has_ident,
+		     uint32_t dev, uint64_t ino, bool new_name, const char *ftype,
+		     const char *btime)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	o->type = SBX_GO_FILE;
+	o->access = access;
+	o->path = path;
+	o->has_ident = has_ident;
+	o->dev = dev;
+	o->ino = ino;
+	o->new_name = new_name;
+	o->ftype = ftype;
+	o->btime = btime;
+	if (new_name && slash)
+		o->name_hash = sbx_hash_name(slash + 1, strlen(slash + 1));
+}
+
+bool sbx_grant_obj_of_request(const struct sbx_request *r, struct sbx_grant_obj *o)
+{
+	memset(o, 0, sizeof(*o));
+	switch (r->kind) {
+	case SBX_REQ_FILE:
+	case SBX_REQ_EXEC:
+	case SBX_REQ_ACCESS_PATH:
+		file_obj(o, r->access, r->path, r->has_ident, r->dev, r->ino, r->new_name, r->ftype,
+			 r->btime);
+		o->abstract = r->abstract;
+		if ((r->new_name || r->abstract) && r->name_hash)
+			o->name_hash = r->name_hash;	/* the kernel's, when it gave one */
+		return true;
+	case SBX_REQ_NET:
+		o->type = SBX_GO_NET;
+		o->addr = r->addr;
+		o->port = r->port;
+		return true;
+	case SBX_REQ_ACCESS_HOST:
+	case SBX_REQ_HOST:
+		o->type = SBX_GO_HOST;
+		o->host = r->host;
+		o->port = r->port;
+		return true;
+	case SBX_REQ_COMMAND:
+		break;
+	}
+	return false;
+}
+
+bool sbx_grant_obj_of_remembered(const struct sbx_remembered *r, struct sbx_grant_obj *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (!r->kind)
+		return false;
+	if (!strcmp(r->kind, "file") || !strcmp(r->kind, "exec")) {
+		int acc = !strcmp(r->kind, "exec") ? SBX_ACC_EXEC : sbx_access_parse(r->access);
+
+		if (!r->path || acc < 0)
+			return false;
+		file_obj(o, acc, r->path, r->has_ident, r->dev, r->ino, r->new_name, r->type,
+			 r->btime);
+		return true;
+	}
+	if (!strcmp(r->kind, "net") && r->addr) {
+		o->type = SBX_GO_NET;
+		o->addr = r->addr;
+		o->port = r->port;
+		return true;
+	}
+	if (!strcmp(r->kind, "host") && r->host) {
+		o->type = SBX_GO_HOST;
+		o->host = r->host;
+		o->port = r->port;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * "@name" as events and requests write an abstract socket's name, with
+ * \xNN for bytes that are not printable: the name's hash, as
+ * bpf/network.bpf.c computes it over the raw bytes.
+ */
+static int abstract_key(const char *shown, struct sbx_grant_key *k, char **why)
+{
+	size_t n = strlen(shown), len = 0;
+	char *raw = sbx_calloc(1, n + 1);
+
+	for (size_t i = 1; i < n; i++) {
+		if (shown[i] == '\\' && shown[i + 1] == 'x' && isxdigit((unsigned char)shown[i + 2]) &&
+		    isxdigit((unsigned char)shown[i + 3])) {
+			char hex[3] = { shown[i + 2], shown[i + 3], 0 };
+
+			raw[len++] = (char)strtoul(hex, NULL, 16);
+			i += 3;
+		} else {
+			raw[len++] = shown[i];
+		}
+	}
+	if (len == 0 || len > 107) {
+		free(raw);
+		*why = sbx_asprintf("'%s' is not an abstract socket name", shown);
+		return -EINVAL;
+	}
+	k->kind = SBX_GK_ABSTRACT;
+	k->hash = sbx_hash_name(raw, len);
+	free(raw);
+	return 0;
+}
+
+static int net_key(const char *addr, int port, struct sbx_grant_key *k)
+{
+	unsigned char a[16] = {};
+
+	if (inet_pton(AF_INET, addr, a) == 1)
+		k->kind = SBX_GK_NET4;
+	else if (inet_pton(AF_INET6, addr, a) == 1)
+		k->kind = SBX_GK_NET6;
+	else
+		return -EINVAL;
+	memcpy(k->addr, a, 16);
+	k->port = port;
+	return 0;
+}
+
+int sbx_grant_keys(const struct sbx_session_rt *s, const struct sbx_grant_obj *o,
+		   struct sbx_grant_key **keys, size_t *n, char **why)
+{
+	struct sbx_grant_key k = { .cgid = s->cgid };
+	int rc = 0;
+
+	*keys = NULL;
+	*n = 0;
+	switch (o->type) {
+	case SBX_GO_FILE:
+		k.access = o->access;
+		if (o->abstract) {
+			/* the name the kernel hashed, never parsed again */
+			k.kind = SBX_GK_ABSTRACT;
+			k.access = SBX_ACC_CONNECT;
+			k.hash = o->name_hash;
+			break;
+		}
+		if (o->path && o->path[0] == '@') {
+			/* an abstract socket named in remembered.yaml: a name in
+			 * the kernel's table, not a file a symlink could redirect */
+			rc = abstract_key(o->path, &k, why);
+			break;
+		}
+		if (!o->has_ident) {
+			/* a path alone would be resolved now, to whatever it leads
+			 * to now: never what the person saw */
+			*why = sbx_asprintf("%s: no identity was recorded with it, so a grant "
+					    "could reach another object; asked again",
+					    o->path ? o->path : "?");
+			return -ESTALE;
+		}
+		/* the object the person saw, never resolved again: granted only
+		 * while the path leads there without a final symlink */
+		rc = sbx_objid_check(o->path, o->new_name, o->dev, o->ino, o->ftype, o->btime, why);
+		if (rc)
+			return rc;
+		k.kind = o->new_name ? SBX_GK_NAME : SBX_GK_INODE;
+		k.dev = o->dev;
+		k.ino = o->ino;
+		k.hash = o->new_name ? o->name_hash : 0;
+		break;
+	case SBX_GO_NET:
+		rc = o->addr ? net_key(o->addr, o->port, &k) : -EINVAL;
+		if (rc)
+			*why = sbx_asprintf("'%s' is not an address", o->addr ? o->addr : "");
+		break;
+	case SBX_GO_HOST:
+		/* granted by name (sbx_name_grant_add): its lookups resolve,
+		 * and their addresses are learned */
+		*why = sbx_asprintf("host %s is granted by name, not by key", o->host ? o->host : "");
+		return -EINVAL;
+	}
+	if (rc)
+		return rc;
+	*keys = sbx_calloc(1, sizeof(**keys));
+	(*keys)[0] = k;
+	*n = 1;
+	return 0;
+}
+
+int sbx_session_push_hdr(struct sbx_daemon *d, struct sbx_session_rt *s)
+{
+	struct sbx_session v = { .pol = s->hdr, .uid = s->uid, .serial = s->serial };
+
+	if (s->n_grants)
+		v.pol.flags |= SBX_PF_HAS_GRANTS;
+	else
+		v.pol.flags &= ~SBX_PF_HAS_GRANTS;
+	if (bpf_map_update_elem(d->k.sessions, &s->cgid, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sbx_grant_add(struct sbx_daemon *d, struct sbx_session_rt *s,
+		  const struct sbx_grant_key *key, uint64_t expires_ns, const char *request)
+{
+	struct sbx_grant g = { .expires_ns = expires_ns };
+	struct sbx_grant_rt *r;
+
+	if (bpf_map_update_elem(d->k.grants, key, &g, BPF_ANY))
+		return -errno;
+	s->grants = sbx_realloc_array(s->grants, s->n_grants + 1, sizeof(*s->grants));
+	r = &s->grants[s->n_grants++];
+	r->key = *key;
+	r->expires_ns = expires_ns;
+	r->request = sbx_strdup(request);
+	sbx_session_dirty(s);
+	return sbx_session_push_hdr(d, s);
+}
+
+int sbx_name_grant_add(struct sbx_session_rt *s, const char *host, int port,
+		       uint64_t expires_ns, const char *request, char **why)
+{
+	struct sbx_name_grant *g;
+	char norm[256];
+
+	if (!host || !sbx_host_normalize(host, norm, sizeof(norm))) {
+		*why = sbx_asprintf("'%s' is not a host name", host ? host : "");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < s->n_name_grants; i++) {
+		g = &s->name_grants[i];
+		if (!strcmp(g->name, norm) && g->port == port) {
+			/* the longer of the two */
+			if (!expires_ns || (g->expires_ns && expires_ns > g->expires_ns))
+				g->expires_ns = expires_ns;
+			sbx_session_dirty(s);
+			return 0;
+		}
+	}
+	s->name_grants = sbx_realloc_array(s->name_grants, s->n_name_grants + 1,
+					   sizeof(*s->name_grants));
+	g = &s->name_grants[s->n_name_grants++];
+	g->name = sbx_strdup(norm);
+	g->port = (uint16_t)port;
+	g->expires_ns = expires_ns;
+	g->request = sbx_strdup(request ? request : "");
+	sbx_session_dirty(s);
+	return 0;
+}
+
+int sbx_grant_obj_add(struct sbx_daemon *d, struct sbx_session_rt *s,
+		      const struct sbx_grant_obj *o, uint64_t expires_ns, const char *request,
+		      char **why)
+{
+	struct sbx_grant_key *keys;
+	size_t n;
+	int rc;
+
+	if (o->type == SBX_GO_HOST)
+		return sbx_name_grant_add(s, o->host, o->port, expires_ns, request, why);
+	rc = sbx_grant_keys(s, o, &keys, &n, why);
+
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = sbx_grant_add(d, s, &keys[i], expires_ns, request);
+	free(keys);
+	return rc;
+}
+
+void sbx_grants_expire(struct sbx_daemon *d)
+{
+	uint64_t now = sbx_boot_ns();
+
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next) {
+		size_t w = 0;
+		bool changed = false;
+
+		for (size_t i = 0; i < s->n_grants; i++) {
+			struct sbx_grant_rt *g = &s->grants[i];
+
+			if (g->expires_ns && g->expires_ns < now) {
+				bpf_map_delete_elem(d->k.grants, &g->key);
+				free(g->request);
+				changed = true;
+				continue;
+			}
+			s->grants[w++] = *g;
+		}
+		s->n_grants = w;
+		w = 0;
+		for (size_t i = 0; i < s->n_name_grants; i++) {
+			struct sbx_name_grant *g = &s->name_grants[i];
+
+			if (g->expires_ns && g->expires_ns < now) {
+				free(g->name);
+				free(g->request);
+				sbx_session_dirty(s);
+				continue;
+			}
+			s->name_grants[w++] = *g;
+		}
+		s->n_name_grants = w;
+		if (changed) {
+			sbx_session_push_hdr(d, s);
+			sbx_session_dirty(s);
+		}
+	}
+}
+
+void sbx_grants_delete(struct sbx_daemon *d, uint64_t cgid)
+{
+	struct sbx_grant_key key, next;
+	int first = 1;
+
+	while (bpf_map_get_next_key(d->k.grants, first ? NULL : &key, &next) == 0) {
+		key = next;
+		first = 0;
+		if (next.cgid == cgid) {
+			bpf_map_delete_elem(d->k.grants, &next);
+			first = 1;
+		}
+	}
+}
+
+void sbx_grants_apply_remembered(struct sbx_daemon *d, struct sbx_session_rt *s)
+{
+	struct sbx_remembered *v = NULL;
+	char *err = NULL;
+	size_t n = 0;
+
+	if (sbx_remembered_load(s->queue, &v, &n, &err)) {
+		if (err)
+			sbx_warn("session %s: %s (remembered decisions not applied)", s->name, err);
+		free(err);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sbx_grant_obj o;
+		char *why = NULL;
+		int rc;
+
+		if (!sbx_grant_obj_of_remembered(&v[i], &o))
+			continue;
+		rc = sbx_grant_obj_add(d, s, &o, 0, v[i].request ? v[i].request : "remembered",
+				       &why);
+		if (rc && o.type == SBX_GO_FILE) {
+			/* asking again is the safe side; the person hears why */
+			char *text = sbx_asprintf("an \"always\" approval (%s) was not applied: %s",
+						  v[i].request ? v[i].request : "remembered.yaml",
+						  why ? why : strerror(-rc));
+			json_t *rec = json_pack("{s:s,s:s,s:s,s:s}", "event", "remembered_refused",
+						"path", o.path, "request",
+						v[i].request ? v[i].request : "", "reason", text);
+
+			sbx_info("session %s: %s", s->name, text);
+			sbx_daemon_audit(s, rec);
+			json_decref(rec);
+			s->notes = sbx_realloc_array(s->notes, s->n_notes + 1, sizeof(*s->notes));
+			s->notes[s->n_notes].path = sbx_strdup(o.path);
+			s->notes[s->n_notes++].text = text;
+		} else if (rc) {
+			sbx_warn("session %s: a remembered decision was not applied: %s", s->name,
+				 why ? why : strerror(-rc));
+		}
+		free(why);
+	}
+	sbx_remembered_free(v, n);
+}
+
+const char *sbx_grant_annotate(const struct sbx_session_rt *s, json_t *obj)
+{
+	const char *path = json_string_value(json_object_get(obj, "path"));
+	const json_t *jdev = json_object_get(obj, "dev"), *jino = json_object_get(obj, "ino");
+	struct sbx_objid id;
+
+	if (!path)
+		return NULL;
+	if (!json_is_true(json_object_get(obj, "new_name")) && json_is_integer(jdev) &&
+	    json_is_integer(jino) && sbx_objid_nofollow(path, &id) == 0 &&
+	    id.dev == (uint32_t)json_integer_value(jdev) &&
+	    id.ino == (uint64_t)json_integer_value(jino)) {
+		json_object_set_new(obj, "type", json_string(id.type));
+		json_object_set_new(obj, "nlink", json_integer((json_int_t)id.nlink));
+		if (id.btime[0])
+			json_object_set_new(obj, "btime", json_string(id.btime));
+	}
+	for (size_t i = s->n_notes; i-- > 0;)
+		if (!strcmp(s->notes[i].path, path))
+			return s->notes[i].text;
+	return NULL;
+}
+
+int sbx_grant_ident_of_access(json_t *obj, char **why)
+{
+	const char *path = json_string_value(json_object_get(obj, "path"));
+	char *norm, *dir = NULL, *real = NULL, *full = NULL, target[512];
+	const char *name;
+	struct sbx_objid id;
+	int rc = 0;
+
+	/* whatever the agent said about identity is not ours to trust */
+	json_object_del(obj, "dev");
+	json_object_del(obj, "ino");
+	json_object_del(obj, "type");
+	json_object_del(obj, "nlink");
+	json_object_del(obj, "new_name");
+	json_object_del(obj, "name_hash");
+	json_object_del(obj, "btime");
+	if (!path || path[0] != '/') {
+		*why = sbx_asprintf("'%s' is not an absolute path", path ? path : "");
+		return -EINVAL;
+	}
+	norm = sbx_strdup(path);
+	while (strlen(norm) > 1 && norm[strlen(norm) - 1] == '/')
+		norm[strlen(norm) - 1] = 0;
+	name = strrchr(norm, '/') + 1;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
+		*why = sbx_asprintf("%s names no file", path);
+		free(norm);
+		return -EINVAL;
+	}
+	dir = strndup(norm, (size_t)(name - norm > 1 ? name - norm - 1 : 1));
+	real = dir ? realpath(dir, NULL) : NULL;
+	if (!real) {
+		*why = sbx_asprintf("the directory of %s cannot be resolved: %s", path,
+				    strerror(errno));
+		rc = -ENOENT;
+		goto out;
+	}
+	full = sbx_asprintf("%s/%s", strcmp(real, "/") ? real : "", name);
+	rc = sbx_objid_nofollow(full, &id);
+	if (rc == 0 && !strcmp(id.type, "symlink")) {
+		ssize_t n = readlink(full, target, sizeof(target) - 1);
+
+		target[n > 0 ? n : 0] = 0;
+		*why = sbx_asprintf("%s is a symbolic link to %s; a person approves the object "
+				    "itself, so ask for the path it leads to", full,
+				    n > 0 ? target : "?");
+		rc = -ELOOP;
+		goto out;
+	}
+	if (rc == 0) {
+		json_object_set_new(obj, "dev", json_integer(id.dev));
+		json_object_set_new(obj, "ino", json_integer((json_int_t)id.ino));
+		json_object_set_new(obj, "type", json_string(id.type));
+		json_object_set_new(obj, "nlink", json_integer((json_int_t)id.nlink));
+		if (id.btime[0])
+			json_object_set_new(obj, "btime", json_string(id.btime));
+	} else if (rc == -ENOENT) {
+		char hash[32];
+
+		/* not there yet: its directory and its name, like the kernel's
+		 * request for a file to be created */
+		rc = sbx_objid_nofollow(real, &id);
+		if (rc) {
+			*why = sbx_asprintf("%s: %s", real, strerror(-rc));
+			goto out;
+		}
+		snprintf(hash, sizeof(hash), "%016llx",
+			 (unsigned long long)sbx_hash_name(name, strlen(name)));
+		json_object_set_new(obj, "dev", json_integer(id.dev));
+		json_object_set_new(obj, "ino", json_integer((json_int_t)id.ino));
+		json_object_set_new(obj, "new_name", json_true());
+		json_object_set_new(obj, "name_hash", json_string(hash));
+	} else {
+		*why = sbx_asprintf("%s: %s", full, strerror(-rc));
+		goto out;
+	}
+	json_object_set_new(obj, "path", json_string(full));
+out:
+	free(norm);
+	free(dir);
+	free(real);
+	free(full);
+	return rc;
+}

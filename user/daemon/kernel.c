@@ -1,0 +1,707 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kernel.c - the BPF side of the daemon: load, attach and pin the
+ * programs once, adopt what is pinned ever after.
+ *
+ * Enforcement must outlive the daemon (if it is killed, sessions stay
+ * confined), so links and maps are pinned under SBX_PIN_DIR. Pinning is
+ * all or nothing: everything is pinned into a temporary directory that
+ * is renamed into place last, so a crash midway never leaves a half
+ * state that a later daemon would adopt.
+ *
+ * Cgroup programs (SEC("cgroup/..."), dns.bpf.c) are attached to the
+ * sessions' root, <cgroup2>/bpfsbx, by links pinned next to the LSM links;
+ * if that directory is ever made anew, sbx_sessions_root_sync() moves
+ * them onto it, and until it has, the kernel does not count on them.
+ */
+#include <dirent.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpfsbx.skel.h"
+#include "user/daemon/kernel.h"
+#include "lib/alloc.h"
+#include "lib/clock.h"
+#include "lib/fileio.h"
+#include "lib/log.h"
+#include "lib/text.h"
+#include "user/daemon/verifier.h"
+
+#define BPF_FS_MAGIC 0xcafe4a11
+
+struct map_slot {
+	const char *name;
+	size_t off;		/* of the fd in struct sbx_kernel */
+};
+
+#define SLOT(n, f) { n, offsetof(struct sbx_kernel, f) }
+static const struct map_slot slots[] = {
+	SLOT("sbx_sessions", sessions),
+	SLOT("sbx_inode_rules", inode_rules),
+	SLOT("sbx_chain_rules", chain_rules),
+	SLOT("sbx_name_rules", name_rules),
+	SLOT("sbx_net4", net4),
+	SLOT("sbx_net6", net6),
+	SLOT("sbx_grants", grants),
+	SLOT("sbx_protected", protected_),
+	SLOT("sbx_config", config),
+	SLOT("sbx_stats", stats),
+	SLOT("sbx_events", events),
+	SLOT("sbx_epoch", epoch),
+	SLOT("sbx_listeners", listeners),
+	SLOT("sbx_ctl_peers", ctl_peers),
+	SLOT("sbx_dns_resolvers", dns_resolvers),
+	SLOT("sbx_dns_ports", dns_ports),
+	SLOT("sbx_dns_sk", dns_sk),
+	SLOT("sbx_learned", learned),
+};
+
+static int *slot_fd(struct sbx_kernel *k, const struct map_slot *s)
+{
+	return (int *)((char *)k + s->off);
+}
+
+bool sbx_bpf_lsm_active(char **lsm_list)
+{
+	char *buf = NULL;
+	bool on = false;
+
+	if (sbx_read_file("/sys/kernel/security/lsm", 4096, &buf, NULL) == 0) {
+		char *copy = sbx_strdup(buf), *save = NULL;
+
+		for (char *t = strtok_r(copy, ",\n", &save); t; t = strtok_r(NULL, ",\n", &save))
+			if (!strcmp(t, "bpf"))
+				on = true;
+		free(copy);
+	}
+	if (lsm_list)
+		*lsm_list = buf;
+	else
+		free(buf);
+	return on;
+}
+
+bool sbx_kernel_pinned(void)
+{
+	struct stat st;
+
+	return stat(SBX_PIN_DIR "/maps/sbx_sessions", &st) == 0;
+}
+
+static int ensure_bpffs(char **err)
+{
+	struct statfs sf;
+
+	if (statfs("/sys/fs/bpf", &sf) == 0 && (unsigned long)sf.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		*err = sbx_asprintf("bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
+				    strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d) {
+		unlink(dir);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char *p;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		p = sbx_asprintf("%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			rm_tree(p);
+		else
+			unlink(p);
+		free(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static int adopt(struct sbx_kernel *k, char **err)
+{
+	struct sbx_config cfg;
+	__u32 zero = 0;
+
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		char *p = sbx_asprintf(SBX_PIN_DIR "/maps/%s", slots[i].name);
+		int fd = bpf_obj_get(p);
+
+		if (fd < 0) {
+			*err = sbx_asprintf("pinned bpfsbx state is incomplete (%s: %s); "
+					    "remove it with 'bpfsbx unload'", p, strerror(errno));
+			free(p);
+			return -ENOENT;
+		}
+		free(p);
+		*slot_fd(k, &slots[i]) = fd;
+	}
+	if (bpf_map_lookup_elem(k->config, &zero, &cfg) || cfg.abi_version != SBX_ABI_VERSION) {
+		*err = sbx_asprintf("pinned bpfsbx state has ABI %u, this binary has %u; "
+				    "run 'bpfsbx unload' to replace it", cfg.abi_version,
+				    SBX_ABI_VERSION);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * Kernels newer than 6.1 mark overlayfs backing files with FMODE_BACKING
+ * (a bit that moved once); 6.1 keeps the overlay path with the real
+ * inode, which the program detects without a flag.
+ */
+static unsigned fmode_backing_bit(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+		return 0;
+	if (maj < 6 || (maj == 6 && min < 5))
+		return 0;
+	if (maj == 6 && min < 12)
+		return 1u << 25;
+	return 1u << 24;
+}
+
+/* the program libbpf last reported as failing to load, for the error */
+static char failed_prog[64];
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+	va_list copy;
+
+	if (getenv("BPFSBX_DEBUG_LIBBPF"))
+		return vfprintf(stderr, fmt, ap);	/* whole verifier logs */
+	va_copy(copy, ap);
+	vsnprintf(line, sizeof(line), fmt, copy);
+	va_end(copy);
+	if (!strncmp(line, "libbpf: prog '", 14) && strstr(line, "': failed to load"))
+		snprintf(failed_prog, sizeof(failed_prog), "%.*s",
+			 (int)strcspn(line + 14, "'"), line + 14);
+	if (level == LIBBPF_DEBUG && !getenv("BPFSBX_DEBUG_LIBBPF"))
+		return 0;
+	return fputs(line, stderr);
+}
+
+/* ": sbx_x was rejected after N instructions", for the load error */
+static const char *failed_program(json_t *costs)
+{
+	static char buf[160];
+	json_t *o;
+	size_t i;
+
+	if (!failed_prog[0])
+		return "";
+	snprintf(buf, sizeof(buf), ": the verifier rejected %s", failed_prog);
+	json_array_foreach(json_object_get(costs, "programs"), i, o) {
+		json_t *n = json_object_get(o, "processed_insns");
+
+		if (n && !strcmp(json_string_value(json_object_get(o, "program")), failed_prog))
+			snprintf(buf, sizeof(buf), ": the verifier rejected %s after %lld "
+				 "instructions", failed_prog, (long long)json_integer_value(n));
+	}
+	return buf;
+}
+
+bool sbx_prog_type_is_cgroup(int type)
+{
+	switch (type) {
+	case BPF_PROG_TYPE_CGROUP_SKB:
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
+	case BPF_PROG_TYPE_CGROUP_SOCKOPT:
+	case BPF_PROG_TYPE_CGROUP_SYSCTL:
+	case BPF_PROG_TYPE_CGROUP_DEVICE:
+	case BPF_PROG_TYPE_SOCK_OPS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* <cgroup2>/bpfsbx, made if needed: O_DIRECTORY fd, and its cgroup id */
+static int open_sessions_root(const char *cg_root, uint64_t *id, char **err)
+{
+	char *base = sbx_asprintf("%s/" SBX_CGROUP_DIR_NAME, cg_root);
+	struct stat st;
+	int fd;
+
+	if (mkdir(base, 0755) && errno != EEXIST) {
+		*err = sbx_asprintf("creating %s: %s", base, strerror(errno));
+		free(base);
+		return -1;
+	}
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		*err = sbx_asprintf("%s: %s", base, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(base);
+		return -1;
+	}
+	*id = st.st_ino;	/* cgroup2: the inode is the id */
+	free(base);
+	return fd;
+}
+
+/*
+ * libbpf's skeleton attach leaves cgroup programs alone (they need a
+ * cgroup); attach each to the sessions' root by a link, which the pin
+ * loop below pins with the others. Links on a cgroup are always
+ * multi-attach (as BPF_F_ALLOW_MULTI): other programs on it stay.
+ */
+static int attach_cgroup_progs(struct sbx_bpf *skel, struct sbx_config *cfg, char **err)
+{
+	char *cg_root = NULL;
+	uint64_t id = 0;
+	int fd = -1, rc = 0;
+
+	for (int i = 0; i < skel->skeleton->prog_cnt && !rc; i++) {
+		struct bpf_program *p = *skel->skeleton->progs[i].prog;
+		struct bpf_link *l;
+
+		if (!bpf_program__autoload(p) || !sbx_prog_type_is_cgroup(bpf_program__type(p)))
+			continue;
+		if (fd < 0) {
+			rc = sbx_cgroup_root(&cg_root, err);
+			if (rc)
+				break;
+			fd = open_sessions_root(cg_root, &id, err);
+			if (fd < 0) {
+				rc = -EIO;
+				break;
+			}
+		}
+		l = bpf_program__attach_cgroup(p, fd);
+		if (!l) {
+			rc = -errno;
+			*err = sbx_asprintf("attaching %s to the sessions' cgroup: %s",
+					    bpf_program__name(p), strerror(-rc));
+			break;
+		}
+		*skel->skeleton->progs[i].link = l;
+	}
+	if (!rc && fd >= 0)
+		cfg->cgroup_progs_root = id;
+	if (fd >= 0)
+		close(fd);
+	free(cg_root);
+	return rc;
+}
+
+/*
+ * The sessions' root was made anew (its id changed): links on the old
+ * directory no longer run. Make a link of each pinned cgroup link's
+ * program on the new one and pin it in the old one's place.
+ */
+static int relink_cgroup_progs(int root_fd, char **err)
+{
+	DIR *dir = opendir(SBX_PIN_DIR "/links");
+	struct dirent *de;
+	int rc = 0;
+
+	if (!dir) {
+		*err = sbx_asprintf("%s/links: %s", SBX_PIN_DIR, strerror(errno));
+		return -errno;
+	}
+	while (!rc && (de = readdir(dir))) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		char *path, *tmp;
+		int lfd, pfd, nfd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		path = sbx_asprintf(SBX_PIN_DIR "/links/%s", de->d_name);
+		lfd = bpf_obj_get(path);
+		if (lfd < 0 || bpf_obj_get_info_by_fd(lfd, &info, &len) ||
+		    info.type != BPF_LINK_TYPE_CGROUP) {
+			if (lfd >= 0)
+				close(lfd);
+			free(path);
+			continue;
+		}
+		close(lfd);
+		pfd = bpf_prog_get_fd_by_id(info.prog_id);
+		nfd = pfd < 0 ? -1 : bpf_link_create(pfd, root_fd, info.cgroup.attach_type, NULL);
+		tmp = sbx_asprintf(SBX_PIN_DIR "/links/_new_%s", de->d_name);
+		if (nfd < 0 || bpf_obj_pin(nfd, tmp) || rename(tmp, path)) {
+			rc = -errno;
+			*err = sbx_asprintf("moving %s onto the new sessions' cgroup: %s",
+					    de->d_name, strerror(-rc));
+			unlink(tmp);
+		}
+		if (nfd >= 0)
+			close(nfd);
+		if (pfd >= 0)
+			close(pfd);
+		free(tmp);
+		free(path);
+	}
+	closedir(dir);
+	return rc;
+}
+
+static int load_and_pin(char **err)
+{
+	struct sbx_bpf *skel = NULL;
+	struct sbx_cost_logs *logs;
+	json_t *costs = NULL;
+	struct bpf_map *map;
+	char tmp[128], sub[160];
+	struct sbx_config cfg = { .abi_version = SBX_ABI_VERSION };
+	__u32 zero = 0;
+	int rc;
+
+	/* bpffs refuses names with a dot */
+	snprintf(tmp, sizeof(tmp), SBX_PIN_DIR "_new_%d", (int)getpid());
+	rm_tree(tmp);
+	libbpf_set_print(libbpf_quiet);
+
+	skel = sbx_bpf__open();
+	if (!skel) {
+		rc = -errno;
+		*err = sbx_asprintf("opening the BPF object failed: %s", strerror(-rc));
+		return rc;
+	}
+	skel->rodata->sbx_session_level = 2;
+	skel->rodata->sbx_fmode_backing = fmode_backing_bit();
+	rc = sbx_select_variants(skel->obj, err);
+	if (rc)
+		goto fail;
+	failed_prog[0] = 0;
+	logs = getenv("BPFSBX_DEBUG_LIBBPF") ? NULL : sbx_costs_prepare(skel->obj);
+	rc = sbx_bpf__load(skel);
+	costs = sbx_costs_collect(skel->obj, logs);
+	if (rc) {
+		*err = sbx_asprintf("loading the BPF programs failed (%s)%s; set "
+				    "BPFSBX_DEBUG_LIBBPF=1 for the verifier log", strerror(-rc),
+				    failed_program(costs));
+		goto fail;
+	}
+	/* what verifying each program cost on this kernel, for doctor */
+	{
+		char *text = json_dumps(costs, JSON_INDENT(1));
+
+		if (!text || sbx_write_file_atomic(SBX_VERIFIER_FILE, text, strlen(text), 0644))
+			sbx_warn("could not write " SBX_VERIFIER_FILE);
+		free(text);
+	}
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.sbx_config), &zero, &cfg, BPF_ANY)) {
+		rc = -errno;
+		*err = sbx_asprintf("initialising sbx_config: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = sbx_bpf__attach(skel);
+	if (rc) {
+		*err = sbx_asprintf("attaching the BPF-LSM programs failed: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = attach_cgroup_progs(skel, &cfg, err);
+	if (rc)
+		goto fail;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.sbx_config), &zero, &cfg, BPF_ANY)) {
+		rc = -errno;
+		*err = sbx_asprintf("initialising sbx_config: %s", strerror(-rc));
+		goto fail;
+	}
+
+	rc = mkdir(tmp, 0700);
+	snprintf(sub, sizeof(sub), "%s/maps", tmp);
+	rc = rc ?: mkdir(sub, 0700);
+	snprintf(sub, sizeof(sub), "%s/links", tmp);
+	rc = rc ?: mkdir(sub, 0700);
+	snprintf(sub, sizeof(sub), "%s/progs", tmp);
+	rc = rc ?: mkdir(sub, 0700);
+	if (rc) {
+		rc = -errno;
+		*err = sbx_asprintf("creating %s: %s", tmp, strerror(-rc));
+		goto fail;
+	}
+	bpf_object__for_each_map(map, skel->obj) {
+		char *p;
+
+		if (bpf_map__is_internal(map))
+			continue;	/* .rodata: held by the programs */
+		p = sbx_asprintf("%s/maps/%s", tmp, bpf_map__name(map));
+		rc = bpf_map__pin(map, p);
+		free(p);
+		if (rc) {
+			*err = sbx_asprintf("pinning map %s: %s", bpf_map__name(map), strerror(-rc));
+			goto fail;
+		}
+	}
+	for (int i = 0; i < skel->skeleton->prog_cnt; i++) {
+		struct bpf_link *l = *skel->skeleton->progs[i].link;
+		char *p;
+
+		if (!bpf_program__autoload(*skel->skeleton->progs[i].prog))
+			continue;	/* a variant for another kernel */
+		p = sbx_asprintf("%s/links/%s", tmp, skel->skeleton->progs[i].name);
+		rc = l ? bpf_link__pin(l, p) : -ENOENT;
+		free(p);
+		/* the programs too, so that tools (tools/bench) can detach and
+		 * re-attach without a new load and verification */
+		if (!rc) {
+			p = sbx_asprintf("%s/progs/%s", tmp, skel->skeleton->progs[i].name);
+			rc = bpf_program__pin(*skel->skeleton->progs[i].prog, p);
+			free(p);
+		}
+		if (rc) {
+			*err = sbx_asprintf("pinning link %s: %s", skel->skeleton->progs[i].name,
+					    strerror(-rc));
+			goto fail;
+		}
+	}
+	if (rename(tmp, SBX_PIN_DIR)) {
+		rc = -errno;
+		*err = sbx_asprintf("publishing %s: %s (is another daemon starting?)",
+				    SBX_PIN_DIR, strerror(-rc));
+		goto fail;
+	}
+	/* The pins now hold the links and maps; the skeleton can go. */
+	sbx_bpf__destroy(skel);
+	json_decref(costs);
+	return 0;
+fail:
+	rm_tree(tmp);
+	sbx_bpf__destroy(skel);
+	json_decref(costs);
+	return rc ? rc : -EINVAL;
+}
+
+int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err)
+{
+	int rc;
+
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
+		*slot_fd(k, &slots[i]) = -1;
+	k->loaded_here = false;
+
+	if (!sbx_bpf_lsm_active(NULL)) {
+		*err = sbx_strdup("BPF-LSM is not active on this kernel: 'bpf' is missing from "
+				  "/sys/kernel/security/lsm (run 'bpfsbx doctor' for how to enable it)");
+		return -EOPNOTSUPP;
+	}
+	rc = ensure_bpffs(err);
+	if (rc)
+		return rc;
+	if (!sbx_kernel_pinned()) {
+		if (!load) {
+			*err = sbx_strdup("bpfsbx is not loaded (no pins under " SBX_PIN_DIR ")");
+			return -ENOENT;
+		}
+		rc = load_and_pin(err);
+		if (rc)
+			return rc;
+		k->loaded_here = true;
+	}
+	rc = adopt(k, err);
+	if (rc)
+		sbx_kernel_close(k);
+	return rc;
+}
+
+void sbx_kernel_close(struct sbx_kernel *k)
+{
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		int *fd = slot_fd(k, &slots[i]);
+
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+}
+
+int sbx_kernel_unload(char **err)
+{
+	struct stat st;
+
+	if (stat(SBX_PIN_DIR, &st)) {
+		*err = sbx_strdup("bpfsbx is not loaded (nothing pinned under " SBX_PIN_DIR ")");
+		return -ENOENT;
+	}
+	/* Links first: the programs detach as soon as their last pin goes. */
+	rm_tree(SBX_PIN_DIR "/links");
+	rm_tree(SBX_PIN_DIR);
+	if (stat(SBX_PIN_DIR, &st) == 0) {
+		*err = sbx_strdup("could not remove " SBX_PIN_DIR);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = sbx_calloc(ncpu, sizeof(*vals));
+	for (__u32 i = 0; i < SBX_STAT_MAX; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(k->stats, &i, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+/*
+ * Delete every key of a hash map for which doomed() says so; the policy id
+ * is the 32-bit word at id_off (network keys hold it big-endian).
+ * Collect first: deleting while iterating a hash map restarts the walk.
+ */
+int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
+		      bool (*doomed)(uint32_t id, void *ctx), void *ctx)
+{
+	unsigned char *key = sbx_calloc(1, key_size), *next = sbx_calloc(1, key_size);
+	unsigned char *victims = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0, first = 1;
+
+	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
+		uint32_t v;
+
+		first = 0;
+		memcpy(&v, next + id_off, sizeof(v));
+		if (doomed(be ? ntohl(v) : v, ctx)) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				victims = realloc(victims, cap * key_size);
+				if (!victims)
+					abort();
+			}
+			memcpy(victims + n * key_size, next, key_size);
+			n++;
+		}
+		memcpy(key, next, key_size);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, victims + i * key_size) && errno != ENOENT)
+			rc = -errno;
+	free(victims);
+	free(key);
+	free(next);
+	return rc;
+}
+
+int sbx_map_count(int fd, size_t key_size)
+{
+	unsigned char *key = sbx_calloc(1, key_size), *next = sbx_calloc(1, key_size);
+	int n = 0;
+
+	while (bpf_map_get_next_key(fd, n ? key : NULL, next) == 0) {
+		memcpy(key, next, key_size);
+		n++;
+	}
+	free(key);
+	free(next);
+	return n;
+}
+
+/* ---- the sessions' cgroup ------------------------------------------------ */
+
+int sbx_cgroup_root(char **path, char **err)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	char *best = NULL;
+
+	if (!f) {
+		*err = sbx_asprintf("reading /proc/self/mountinfo: %s", strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char root[PATH_MAX], mnt[PATH_MAX], *sep;
+
+		sep = strstr(line, " - cgroup2 ");
+		if (!sep)
+			continue;
+		if (sscanf(line, "%*d %*d %*s %4095s %4095s", root, mnt) != 2)
+			continue;
+		if (strcmp(root, "/"))
+			continue;	/* a cgroup namespace view: not the real root */
+		/* prefer the conventional place when it is mounted twice */
+		if (!best || !strcmp(mnt, "/sys/fs/cgroup")) {
+			free(best);
+			best = sbx_strdup(mnt);
+		}
+	}
+	fclose(f);
+	if (!best) {
+		*err = sbx_strdup("cgroup v2 is not mounted (run 'bpfsbx doctor')");
+		return -ENOENT;
+	}
+	*path = best;
+	return 0;
+}
+
+/*
+ * Create <cgroup2>/bpfsbx if needed and make sure the kernel's
+ * sbx_config.sessions_root names it. The BPF side lets every task whose
+ * ancestor is another cgroup pass without a lookup, so a session must
+ * never start below a directory whose id the kernel does not have: any
+ * failure here fails the session.
+ */
+int sbx_sessions_root_sync(struct sbx_kernel *k, const char *cg_root, char **err)
+{
+	struct sbx_config cfg;
+	uint64_t id = 0;
+	__u32 zero = 0;
+	int rc = 0, fd;
+
+	fd = open_sessions_root(cg_root, &id, err);
+	if (fd < 0)
+		return -EIO;
+	if (bpf_map_lookup_elem(k->config, &zero, &cfg)) {
+		rc = -errno;
+		*err = sbx_asprintf("reading sbx_config: %s", strerror(-rc));
+	} else if (cfg.sessions_root != id || cfg.cgroup_progs_root != id) {
+		cfg.sessions_root = id;
+		/* the cgroup programs first: DNS is redirected only once they
+		 * run on this directory (sbx_dns.h) */
+		if (cfg.cgroup_progs_root != id) {
+			/* without them sessions still start: port 53 is then
+			 * decided by the policy like any port (fail closed) */
+			if (relink_cgroup_progs(fd, err) == 0) {
+				cfg.cgroup_progs_root = id;
+			} else {
+				sbx_warn("%s; DNS is not redirected to the daemon", *err);
+				free(*err);
+				*err = NULL;
+			}
+		}
+		if (bpf_map_update_elem(k->config, &zero, &cfg, BPF_ANY) && !rc) {
+			rc = -errno;
+			*err = sbx_asprintf("writing sbx_config: %s", strerror(-rc));
+		}
+	}
+	close(fd);
+	return rc;
+}

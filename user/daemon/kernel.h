@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kernel.h - the daemon's view of the BPF side: load or adopt the pinned
+ * programs and maps, and the few map operations everything above needs.
+ */
+#ifndef SBX_KERNEL_H
+#define SBX_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bpf/bpfsbx.h"
+
+struct sbx_kernel {
+	int sessions, inode_rules, chain_rules, name_rules, net4, net6;
+	int grants, protected_, config, stats, events, epoch, listeners, ctl_peers;
+	int dns_resolvers, dns_ports, dns_sk, learned;
+	bool loaded_here;	/* this process loaded and pinned the programs */
+};
+
+bool sbx_kernel_pinned(void);
+/* Adopt the pinned state or, if there is none and load is true, load,
+ * attach and pin atomically. On failure nothing is left behind. */
+int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err);
+void sbx_kernel_close(struct sbx_kernel *k);
+/* Remove every pin: enforcement stops. */
+int sbx_kernel_unload(char **err);
+int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX]);
+/* Is BPF-LSM active? (reads /sys/kernel/security/lsm) */
+bool sbx_bpf_lsm_active(char **lsm_list);
+/* Delete every key of map fd whose first 4 bytes (policy_id) match. For
+ * LPM keys the policy id sits after the prefix length, big-endian. */
+int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
+		      bool (*doomed)(uint32_t id, void *ctx), void *ctx);
+int sbx_map_count(int fd, size_t key_size);
+
+/* The cgroup2 mount (e.g. /sys/fs/cgroup), malloc'd. */
+int sbx_cgroup_root(char **path, char **err);
+/*
+ * Create <cgroup2>/bpfsbx if needed and make sure the kernel's
+ * sbx_config.sessions_root names it: a session must never start below a
+ * directory whose id the kernel does not have.
+ */
+int sbx_sessions_root_sync(struct sbx_kernel *k, const char *cg_root, char **err);
+/* Is a BPF program of this type attached to a cgroup (SEC("cgroup/...")), so
+ * that its link goes on the sessions' root? */
+bool sbx_prog_type_is_cgroup(int type);
+
+#endif

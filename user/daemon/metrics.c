@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * metrics.c - counters in the Prometheus text format (version 0.0.4),
+ * written to DIR/bpfsbx.prom for node_exporter's textfile collector
+ * (`bpfsbx daemon --metrics-dir DIR`).
+ *
+ * The file is replaced by rename once a second, so node_exporter never
+ * reads half a file; the temporary name does not end in .prom, which the
+ * collector ignores. Mode 0644: node_exporter usually runs as its own
+ * user. The kernel's counters are read from the stats map each time
+ * (they are per-CPU sums and never go down while the pins live); the
+ * approval latency histogram is the daemon's own and restarts at zero
+ * with it, which Prometheus's rate() handles as a counter reset.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "lib/alloc.h"
+#include "lib/fileio.h"
+#include "lib/log.h"
+#include "user/daemon/metrics.h"
+
+#define METRICS_FILE "bpfsbx.prom"
+
+/* seconds from a request's creation to the decision reaching the daemon:
+ * people answer in seconds to minutes, and a deadline ends it by then */
+static const double latency_le[SBX_LATENCY_BUCKETS] = { 1, 2, 5, 10, 30, 60, 120, 300, 900 };
+
+static char *dir;
+static struct sbx_latency latency;
+static bool warned;
+
+int sbx_metrics_init(const char *path, char **err)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		*err = sbx_asprintf("--metrics-dir %s: %s (create it first)", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*err = sbx_asprintf("--metrics-dir %s: not a directory", path);
+		return -ENOTDIR;
+	}
+	free(dir);
+	dir = sbx_strdup(path);
+	return 0;
+}
+
+void sbx_latency_observe(struct sbx_latency *l, double seconds)
+{
+	if (seconds < 0)
+		seconds = 0;
+	for (int i = 0; i < SBX_LATENCY_BUCKETS; i++)
+		if (seconds <= latency_le[i])
+			l->bucket[i]++;
+	l->count++;
+	l->sum += seconds;
+}
+
+void sbx_metrics_approval(double seconds)
+{
+	sbx_latency_observe(&latency, seconds);
+}
+
+static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	fprintf(f, "# HELP bpfsbx_%s %s\n# TYPE bpfsbx_%s counter\nbpfsbx_%s %llu\n", name, help,
+		name, name, (unsigned long long)v);
+}
+
+static void gauge(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	fprintf(f, "# HELP bpfsbx_%s %s\n# TYPE bpfsbx_%s gauge\nbpfsbx_%s %llu\n", name, help,
+		name, name, (unsigned long long)v);
+}
+
+char *sbx_metrics_render(const struct sbx_metrics *m)
+{
+	const uint64_t *st = m->stats;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	counter(f, "checks_total", "Confined operations checked by the kernel.",
+		st[SBX_STAT_CHECKS]);
+	counter(f, "verdict_cache_hits_total",
+		"File decisions answered by the kernel's verdict cache.", st[SBX_STAT_CACHE_HIT]);
+	counter(f, "denials_total", "Operations denied.", st[SBX_STAT_DENY]);
+	counter(f, "asks_total", "Operations denied and sent to a person (ask).",
+		st[SBX_STAT_ASK]);
+	counter(f, "audits_total", "Operations allowed and recorded (audit).", st[SBX_STAT_AUDIT]);
+	counter(f, "grants_used_total", "Operations allowed by a person's grant.",
+		st[SBX_STAT_GRANT_USED]);
+	counter(f, "internal_errors_total", "Checks that failed internally and were denied.",
+		st[SBX_STAT_ERRORS]);
+	counter(f, "walks_truncated_total",
+		"Parent directory walks that hit their limit (decided by the default).",
+		st[SBX_STAT_WALK_TRUNC]);
+	counter(f, "events_sent_total", "Events the kernel put in the ring buffer.",
+		st[SBX_STAT_EVENTS]);
+	counter(f, "events_received_total", "Events this daemon read from the ring buffer.",
+		m->events_received);
+	counter(f, "events_lost_total", "Events lost because the ring buffer was full.",
+		st[SBX_STAT_EVENT_DROPS]);
+	gauge(f, "sessions", "Live sessions.", m->sessions);
+	gauge(f, "pending_requests", "Requests waiting for a person's decision.",
+	      m->pending_requests);
+	fprintf(f, "# HELP bpfsbx_approval_latency_seconds Time from a request to a person's "
+		   "decision.\n# TYPE bpfsbx_approval_latency_seconds histogram\n");
+	for (int i = 0; i < SBX_LATENCY_BUCKETS; i++)
+		fprintf(f, "bpfsbx_approval_latency_seconds_bucket{le=\"%g\"} %llu\n",
+			latency_le[i], (unsigned long long)m->latency.bucket[i]);
+	fprintf(f, "bpfsbx_approval_latency_seconds_bucket{le=\"+Inf\"} %llu\n"
+		   "bpfsbx_approval_latency_seconds_sum %.3f\n"
+		   "bpfsbx_approval_latency_seconds_count %llu\n",
+		(unsigned long long)m->latency.count, m->latency.sum,
+		(unsigned long long)m->latency.count);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* *.json files in PROJECT/.sandbox/escalations/pending */
+static uint64_t count_pending(const char *project)
+{
+	char *p = sbx_asprintf("%s/.sandbox/escalations/pending", project);
+	DIR *dp = opendir(p);
+	struct dirent *de;
+	uint64_t n = 0;
+
+	free(p);
+	if (!dp)
+		return 0;
+	while ((de = readdir(dp))) {
+		size_t l = strlen(de->d_name);
+
+		if (de->d_name[0] != '.' && l > 5 && !strcmp(de->d_name + l - 5, ".json"))
+			n++;
+	}
+	closedir(dp);
+	return n;
+}
+
+static int write_file(const char *text)
+{
+	char *tmp = sbx_asprintf("%s/.%s.%d", dir, METRICS_FILE, (int)getpid());
+	char *dst = sbx_asprintf("%s/%s", dir, METRICS_FILE);
+	int fd, rc = 0;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 || fchmod(fd, 0644) || sbx_write_all(fd, text, strlen(text)))
+		rc = -errno ? -errno : -EIO;
+	if (fd >= 0 && close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, dst))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	free(dst);
+	return rc;
+}
+
+void sbx_metrics_tick(struct sbx_daemon *d)
+{
+	struct sbx_metrics m = { .events_received = d->events_seen, .latency = latency };
+	char *text;
+	int rc;
+
+	if (!dir)
+		return;
+	sbx_kernel_stats(&d->k, m.stats);
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next) {
+		bool seen = false;
+
+		m.sessions++;
+		/* sessions of one project share its queue: count it once */
+		for (struct sbx_session_rt *o = d->sessions; o != s; o = o->next)
+			if (o->project && s->project && !strcmp(o->project, s->project))
+				seen = true;
+		if (!seen && s->project)
+			m.pending_requests += count_pending(s->project);
+	}
+	text = sbx_metrics_render(&m);
+	rc = text ? write_file(text) : -ENOMEM;
+	if (rc && !warned) {
+		sbx_warn("metrics: writing %s/%s: %s", dir, METRICS_FILE, strerror(-rc));
+		warned = true;
+	} else if (!rc) {
+		warned = false;
+	}
+	free(text);
+}

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * policy_cache.c - compiled policies in the kernel's maps.
+ *
+ * A policy is in force whole or not at all: its entries are inserted
+ * together and removed again on the first failure. Sessions that would
+ * compile the same policy share one copy in the kernel (see "sharing"
+ * below). The protected set, the policy files no session may write, is
+ * the union of every live session's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "lib/alloc.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "user/daemon/compile_as.h"
+#include "user/daemon/policy_cache.h"
+
+/* ---- applying to the maps ----------------------------------------------- */
+
+#define INSERT_ALL(fd, arr, n)							\
+	do {									\
+		for (size_t i_ = 0; i_ < (n); i_++) {				\
+			if (bpf_map_update_elem(fd, &(arr)[i_].k, &(arr)[i_].v, BPF_NOEXIST)) { \
+				rc = -errno;					\
+				what = #arr;					\
+				goto fail;					\
+			}							\
+		}								\
+	} while (0)
+
+/* every rule map's entries of the policies doomed() names */
+static void delete_rules(struct sbx_kernel *k, bool (*doomed)(uint32_t id, void *ctx), void *ctx)
+{
+	sbx_map_delete_if(k->inode_rules, sizeof(struct sbx_inode_key), 0, false, doomed, ctx);
+	sbx_map_delete_if(k->chain_rules, sizeof(struct sbx_chain_key), 0, false, doomed, ctx);
+	sbx_map_delete_if(k->name_rules, sizeof(struct sbx_name_key), 0, false, doomed, ctx);
+	sbx_map_delete_if(k->net4, sizeof(struct sbx_net4_key), 4, true, doomed, ctx);
+	sbx_map_delete_if(k->net6, sizeof(struct sbx_net6_key), 4, true, doomed, ctx);
+}
+
+static bool is_policy(uint32_t id, void *want)
+{
+	return id == *(uint32_t *)want;
+}
+
+void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id)
+{
+	delete_rules(k, is_policy, &policy_id);
+}
+
+int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **err)
+{
+	const char *what = "";
+	int rc = 0;
+
+	INSERT_ALL(k->inode_rules, c->inode, c->n_inode);
+	INSERT_ALL(k->chain_rules, c->chain, c->n_chain);
+	INSERT_ALL(k->name_rules, c->name, c->n_name);
+	INSERT_ALL(k->net4, c->net4, c->n_net4);
+	INSERT_ALL(k->net6, c->net6, c->n_net6);
+	return 0;
+fail:
+	/* A policy is in force whole or not at all: fail closed. */
+	sbx_policy_remove(k, c->hdr.policy_id);
+	*err = sbx_asprintf("loading the policy into the kernel failed at %s: %s%s", what,
+			    strerror(-rc), rc == -E2BIG || rc == -ENOMEM ?
+			    " (the rule maps are full)" : "");
+	return rc;
+}
+
+/* ---- the protected set: union of every session's policy files --------- */
+
+void sbx_protect_sync(struct sbx_daemon *d)
+{
+	struct sbx_protect_key key, next;
+	__u32 one = 1, k = SBX_EPOCH_DAEMON;
+	bool changed = false;
+	__u64 epoch;
+	int first = 1;
+
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
+		for (size_t i = 0; i < s->n_protect; i++) {
+			if (bpf_map_update_elem(d->k.protected_, &s->protect[i], &one, BPF_NOEXIST) == 0)
+				changed = true;
+			else if (errno != EEXIST) {
+				sbx_warn("protecting a policy file of session %s: %s", s->name,
+					 strerror(errno));
+				changed = true;
+			}
+		}
+	/* drop keys no live session needs any more */
+	while (bpf_map_get_next_key(d->k.protected_, first ? NULL : &key, &next) == 0) {
+		bool used = false;
+
+		first = 0;
+		key = next;
+		for (struct sbx_session_rt *s = d->sessions; s && !used; s = s->next)
+			for (size_t i = 0; i < s->n_protect && !used; i++)
+				used = !memcmp(&s->protect[i], &next, sizeof(next));
+		if (!used) {
+			bpf_map_delete_elem(d->k.protected_, &next);
+			changed = true;
+			first = 1;	/* restart: the iterator lost its place */
+		}
+	}
+	/*
+	 * Verdicts cached in the kernel under the old set are stale. After
+	 * the changes, not before: a check records the epoch before it looks
+	 * at the set, so one that ran in between is dropped, and no verdict
+	 * computed from the old set can carry the new epoch. Only the daemon
+	 * writes this counter, so a read-modify-write is safe.
+	 */
+	if (changed && bpf_map_lookup_elem(d->k.epoch, &k, &epoch) == 0) {
+		epoch++;
+		bpf_map_update_elem(d->k.epoch, &k, &epoch, BPF_ANY);
+	}
+}
+
+/* ---- sharing compiled policies ------------------------------------------------
+
+ * Compiling a policy (resolving host names, identifying every path) is
+ * most of what starting a session costs. Sessions of the same user, with
+ * the same policy file (unchanged on disk), project and home, within a few
+ * minutes of each other, share one compiled policy in the kernel: the map
+ * entries are keyed by policy id and a session only points at one. Paths
+ * created in between are still covered (by the chain rules for missing
+ * paths); host names are resolved again after the TTL.
+ */
+#define SBX_PCACHE_TTL_NS (300ull * 1000000000ull)
+
+/* The directories ${PROJECT} and ~ name: replaced, they would leave the
+ * rules anchored on them pointing at the old inodes. */
+static void dir_ident(const char *path, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		*dev = 0;
+		*ino = 0;
+		return;
+	}
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+}
+
+static bool dirs_hold(const struct sbx_pcache *e)
+{
+	dev_t pd, hd;
+	ino_t pi, hi;
+
+	dir_ident(e->project, &pd, &pi);
+	dir_ident(e->home, &hd, &hi);
+	return pi && pd == e->project_dev && pi == e->project_ino && hd == e->home_dev &&
+	       hi == e->home_ino;
+}
+
+/* Every path an inode entry was made for still leads to that object. A
+ * directory deleted and made again (rm -rf ~/.npm; npm install) has a new
+ * inode: its rules, and the chain rules anchored on it, would miss it.
+ * Missing from the compile's output (an older daemon's) is not valid. */
+static bool idents_hold(const json_t *idents)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!json_is_array(idents))
+		return false;
+	json_array_foreach(idents, i, v) {
+		const char *path = json_string_value(json_array_get(v, 0));
+		uint32_t dev;
+		uint64_t ino;
+
+		if (!path || sbx_kident(path, true, &dev, &ino) ||
+		    dev != (uint32_t)json_integer_value(json_array_get(v, 1)) ||
+		    ino != (uint64_t)json_integer_value(json_array_get(v, 2)))
+			return false;
+	}
+	return true;
+}
+
+/* The files look the same, no hard link has appeared (or gone) below
+ * the directories the compile scanned for them, and the objects the rules
+ * were compiled for are still those. */
+static bool stamps_hold(const json_t *stamps, bool check_links)
+{
+	const json_t *sources = json_object_get(stamps, "files"), *v;
+	const json_t *dirs = json_object_get(stamps, "scan_dirs");
+	const char *digest = json_string_value(json_object_get(stamps, "hardlinks"));
+	size_t i, n = json_array_size(dirs);
+	char digest_now[32], **dv;
+
+	if (!json_is_array(sources) || !json_array_size(sources) || !digest)
+		return false;
+	if (check_links) {
+		dv = sbx_calloc(n + 1, sizeof(*dv));
+		json_array_foreach(dirs, i, v)
+			dv[i] = (char *)json_string_value(v);
+		snprintf(digest_now, sizeof(digest_now), "%016llx",
+			 (unsigned long long)sbx_hardlink_digest(dv, n));
+		free(dv);
+		if (strcmp(digest_now, digest))
+			return false;
+	}
+	json_array_foreach(sources, i, v) {
+		const char *path = json_string_value(json_object_get(v, "path"));
+		json_t *now = path ? sbx_source_stamp(path) : NULL;
+		bool same = now && json_equal(now, v);
+
+		json_decref(now);
+		if (!same)
+			return false;
+	}
+	return idents_hold(json_object_get(stamps, "idents"));
+}
+
+/*
+ * The kernel's count of links, mount changes and renames anywhere but the
+ * daemon's own (SBX_EPOCH_LINK, bumped by the path_link, path_rename and
+ * mount hooks). While it stands still no hard link can have appeared, so
+ * the directory scan behind the digest can be skipped. The
+ * programs stay attached while no daemon runs; only a deliberate detach
+ * (the benchmarks' condition A) stops the count, and the TTL bounds that.
+ */
+static bool link_epoch(struct sbx_daemon *d, uint64_t *v)
+{
+	__u32 k = SBX_EPOCH_LINK;
+
+	return bpf_map_lookup_elem(d->k.epoch, &k, v) == 0;
+}
+
+void sbx_pcache_drop(struct sbx_pcache *e)
+{
+	free(e->home);
+	free(e->project);
+	free(e->policy_path);
+	sbx_rule_rows_free(e->rules, e->n_rules);
+	free(e->protect);
+	json_decref(e->sources);
+	json_decref(e->diags);
+	json_decref(e->names);
+	free(e);
+}
+
+static bool policy_in_use(struct sbx_daemon *d, uint32_t id)
+{
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
+		if (s->policy_id == id)
+			return true;
+	for (struct sbx_pcache *e = d->pcache; e; e = e->next)
+		if (e->policy_id == id)
+			return true;
+	return false;
+}
+
+void sbx_policy_release(struct sbx_daemon *d, uint32_t id)
+{
+	if (id && !policy_in_use(d, id))
+		sbx_policy_remove(&d->k, id);
+}
+
+void sbx_pcache_expire(struct sbx_daemon *d, bool all)
+{
+	uint64_t now = sbx_boot_ns();
+	struct sbx_pcache **pp = &d->pcache;
+
+	while (*pp) {
+		struct sbx_pcache *e = *pp;
+
+		if (all || now - e->born_ns > SBX_PCACHE_TTL_NS) {
+			uint32_t id = e->policy_id;
+
+			*pp = e->next;
+			sbx_pcache_drop(e);
+			sbx_policy_release(d, id);
+			continue;
+		}
+		pp = &e->next;
+	}
+}
+
+static struct sbx_rule_row *copy_rules(const struct sbx_rule_row *r, size_t n)
+{
+	struct sbx_rule_row *c = sbx_calloc(n, sizeof(*c));
+
+	for (size_t i = 0; i < n; i++) {
+		c[i].id = r[i].id;
+		c[i].verdict = r[i].verdict;
+		c[i].pattern = sbx_strdup(r[i].pattern);
+		c[i].reason = sbx_strdup(r[i].reason);
+		c[i].source = sbx_strdup(r[i].source);
+	}
+	return c;
+}
+
+void sbx_policy_use_free(struct sbx_policy_use *u)
+{
+	sbx_rule_rows_free(u->rules, u->n_rules);
+	free(u->protect);
+	json_decref(u->diags);
+	json_decref(u->names);
+	memset(u, 0, sizeof(*u));
+}
+
+void sbx_policy_take(struct sbx_session_rt *s, struct sbx_policy_use *u)
+{
+	sbx_rule_rows_free(s->rules, s->n_rules);
+	free(s->protect);
+	s->rules = u->rules;
+	s->n_rules = u->n_rules;
+	u->rules = NULL;
+	u->n_rules = 0;
+	s->protect = u->protect;
+	s->n_protect = u->n_protect;
+	u->protect = NULL;
+	u->n_protect = 0;
+	s->hdr = u->hdr;
+	s->policy_id = u->hdr.policy_id;
+	sbx_session_set_names(s, u->names);
+}
+
+static void hand_out(const struct sbx_pcache *e, struct sbx_policy_use *u)
+{
+	u->hdr = e->hdr;
+	u->rules = copy_rules(e->rules, e->n_rules);
+	u->n_rules = e->n_rules;
+	u->protect = sbx_calloc(e->n_protect, sizeof(*u->protect));
+	memcpy(u->protect, e->protect, e->n_protect * sizeof(*u->protect));
+	u->n_protect = e->n_protect;
+	u->diags = json_incref(e->diags);
+	u->names = json_incref(e->names);
+}
+
+int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
+		      const char *project, const char *policy_path, bool fresh,
+		      struct sbx_policy_use *u, char **err)
+{
+	struct sbx_compiled_rt c = {};
+	struct sbx_pcache *e;
+	uint64_t epoch = 0;
+	bool have_epoch;
+	int rc;
+
+	memset(u, 0, sizeof(*u));
+	sbx_pcache_expire(d, false);
+	/* read before anything is looked at: a link made during the compile
+	 * or the checks below moves it, and the next session looks again */
+	have_epoch = link_epoch(d, &epoch);
+	for (e = fresh ? NULL : d->pcache; e; e = e->next) {
+		bool links_quiet = have_epoch && e->link_epoch_ok && e->link_epoch == epoch;
+
+		if (e->uid == uid && e->gid == gid && !strcmp(e->home, home) &&
+		    !strcmp(e->project, project) && !strcmp(e->policy_path, policy_path) &&
+		    stamps_hold(e->sources, !links_quiet) && dirs_hold(e)) {
+			e->link_epoch = epoch;
+			e->link_epoch_ok = have_epoch;
+			hand_out(e, u);
+			u->shared = true;
+			return 0;
+		}
+	}
+	rc = sbx_policy_compile_as(uid, gid, home, project, policy_path, d->next_policy_id++,
+				   &c, err);
+	if (!rc)
+		rc = sbx_policy_apply(&d->k, &c.c, err);
+	if (rc) {
+		u->diags = json_incref(c.diags);
+		sbx_compiled_rt_free(&c);
+		return rc;
+	}
+	e = sbx_calloc(1, sizeof(*e));
+	e->policy_id = c.c.hdr.policy_id;
+	e->uid = uid;
+	e->gid = gid;
+	e->home = sbx_strdup(home);
+	e->project = sbx_strdup(project);
+	e->policy_path = sbx_strdup(policy_path);
+	e->hdr = c.c.hdr;
+	e->rules = c.rules;
+	e->n_rules = c.n_rules;
+	c.rules = NULL;
+	c.n_rules = 0;
+	e->protect = c.c.protect;
+	e->n_protect = c.c.n_protect;
+	c.c.protect = NULL;
+	c.c.n_protect = 0;
+	e->sources = json_incref(c.sources);
+	e->diags = json_incref(c.diags);
+	e->names = json_incref(c.names);
+	e->born_ns = sbx_boot_ns();
+	e->link_epoch = epoch;
+	e->link_epoch_ok = have_epoch;
+	dir_ident(project, &e->project_dev, &e->project_ino);
+	dir_ident(home, &e->home_dev, &e->home_ino);
+	sbx_compiled_rt_free(&c);
+	e->next = d->pcache;
+	d->pcache = e;
+	hand_out(e, u);
+	return 0;
+}
+
+/*
+ * A restarted daemon keeps the policies of the sessions it adopted and
+ * removes every other entry: those of sessions that ended while no daemon
+ * ran, and the previous daemon's cached compilations.
+ */
+static bool unused_policy(uint32_t id, void *d)
+{
+	return !policy_in_use(d, id);
+}
+
+void sbx_policy_sweep(struct sbx_daemon *d)
+{
+	delete_rules(&d->k, unused_policy, d);
+}

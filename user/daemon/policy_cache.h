@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* policy_cache.h - compiled policies in the kernel's maps, shared between sessions. */
+#ifndef SBX_POLICY_CACHE_H
+#define SBX_POLICY_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "policy/policy.h"
+#include "user/daemon/state.h"
+
+/* A compiled policy in the kernel that sessions may share. */
+struct sbx_pcache {
+	uint32_t policy_id;
+	uid_t uid;
+	gid_t gid;
+	char *home, *project, *policy_path;
+	struct sbx_policy_hdr hdr;
+	struct sbx_rule_row *rules;
+	size_t n_rules;
+	struct sbx_protect_key *protect;
+	size_t n_protect;
+	json_t *sources, *diags;
+	json_t *names;			/* host rules and DNS settings (compile_as.h) */
+	dev_t project_dev, home_dev;
+	ino_t project_ino, home_ino;
+	uint64_t born_ns;
+	uint64_t link_epoch;		/* SBX_EPOCH_LINK when last validated */
+	bool link_epoch_ok;
+	struct sbx_pcache *next;
+};
+
+/* What a session gets: its own copies of the shared policy's tables. */
+struct sbx_policy_use {
+	struct sbx_policy_hdr hdr;
+	struct sbx_rule_row *rules;
+	size_t n_rules;
+	struct sbx_protect_key *protect;
+	size_t n_protect;
+	json_t *diags;
+	json_t *names;
+	bool shared;			/* reused, not compiled now */
+};
+
+/* Insert every entry; on any failure remove what was inserted. */
+int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **err);
+void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id);
+/* The protected set follows the live sessions' policy files. */
+void sbx_protect_sync(struct sbx_daemon *d);
+/* A policy for these parameters in the kernel: a recent identical one, or
+ * compiled and applied now (fresh: always compile). */
+int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
+		      const char *project, const char *policy_path, bool fresh,
+		      struct sbx_policy_use *u, char **err);
+void sbx_policy_use_free(struct sbx_policy_use *u);
+/* s takes u's tables and header (u keeps only its diagnostics). */
+void sbx_policy_take(struct sbx_session_rt *s, struct sbx_policy_use *u);
+/* Remove policy id from the kernel unless a session or the cache uses it. */
+void sbx_policy_release(struct sbx_daemon *d, uint32_t id);
+void sbx_pcache_expire(struct sbx_daemon *d, bool all);
+/* Free a cache entry's memory (not its kernel entries). */
+void sbx_pcache_drop(struct sbx_pcache *e);
+/* After adoption: remove entries of policies no live session uses. */
+void sbx_policy_sweep(struct sbx_daemon *d);
+
+#endif

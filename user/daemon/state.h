@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * state.h - what the daemon knows: its sessions, and the records it keeps
+ * of them (saved state for a restarted daemon, the audit log).
+ *
+ * The daemon is a single-threaded epoll loop (loop.c). Its parts, each
+ * depending only on those listed before it:
+ *
+ *   kernel.c        load or adopt the pinned BPF state; map access
+ *   state.c         the session list, lookups, saved state, audit records,
+ *                   the session's host rules (names) as JSON
+ *   compile_as.c    compile a policy with the caller's rights (child, pipe)
+ *   policy_cache.c  compiled policies in the kernel, shared, all or nothing;
+ *                   the protected set
+ *   grants.c        a person's answers in the kernel: keys, add, expire,
+ *                   remembered "always" answers (names among them)
+ *   learned.c       addresses a session's lookups returned: its kernel
+ *                   entries, TTLs and caps, the names behind addresses,
+ *                   saved beside the pins for a restarted daemon
+ *   events.c        ring buffer -> event log, audit, ask -> request;
+ *                   the resolver's decisions into the same logs
+ *   decisions.c     done/ -> grants
+ *   resolver.c      the sessions' DNS: one socket pair per session, each
+ *                   query decided by name, allowed ones forwarded upstream
+ *                   and learned before the answer is released
+ *   sessions.c      a session's life: create, reload, end, adopt
+ *   control_ops.c   the control protocol
+ *   loop.c          the loop
+ */
+#ifndef SBX_STATE_H
+#define SBX_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "bpf/bpfsbx.h"
+#include "policy/policy.h"
+#include "queue/queue.h"
+#include "user/daemon/kernel.h"
+
+#define SBX_STATE_DIR	SBX_RUN_DIR "/sessions"
+#define SBX_EVENT_LOG	"/var/log/bpfsbx/events.jsonl"
+
+struct sbx_rule_row {
+	uint32_t id;
+	uint8_t verdict;
+	char *pattern, *reason, *source;
+};
+
+struct sbx_grant_rt {
+	struct sbx_grant_key key;
+	uint64_t expires_ns;
+	char *request;
+};
+
+/* A person's yes to a name (a request of kind host): its lookups resolve. */
+struct sbx_name_grant {
+	char *name;		/* normalised; "*.x" never (a person sees one name) */
+	uint16_t port;		/* 0: any */
+	uint64_t expires_ns;	/* 0: until the session ends */
+	char *request;
+};
+
+/* One (name, address) a lookup of the session returned (learned.c). */
+struct sbx_learned_rt {
+	char *name;
+	uint8_t addr[16];	/* IPv4 as ::ffff:a.b.c.d */
+	uint64_t expires_ns;	/* CLOCK_BOOTTIME */
+	uint32_t count;		/* port rules */
+	struct sbx_net_port_rule r[SBX_LEARNED_PORT_RULES];
+};
+
+/* What the resolver did for a session (status). */
+struct sbx_dns_stats {
+	uint64_t queries, forwarded, denied, asked, refused_exfil, servfail;
+	uint64_t rate_dropped, malformed, cap_dropped, learned_total;
+};
+
+struct sbx_resolver;
+
+struct sbx_pending_rt {		/* dedup of repeated asks */
+	char *key;		/* object identity */
+	char *id;		/* request id */
+	uint64_t count, flushed;
+	uint64_t last_flush_ns;
+};
+
+struct sbx_session_rt {
+	char name[64];
+	uint64_t cgid, serial;
+	uid_t uid;
+	gid_t gid;
+	char *home, *project, *policy_path;
+	char *cgroup_path;
+	uint32_t policy_id;
+	struct sbx_policy_hdr hdr;
+	struct sbx_rule_row *rules;
+	size_t n_rules;
+	struct sbx_protect_key *protect;
+	size_t n_protect;
+	struct sbx_grant_rt *grants;
+	size_t n_grants;
+	struct sbx_pending_rt *pending;
+	size_t n_pending;
+	struct sbx_note {	/* why a path is asked again (remembered.yaml) */
+		char *path, *text;
+	} *notes;
+	size_t n_notes;
+	char **my_requests;	/* ids of requests this daemon created */
+	size_t n_my_requests;
+	struct sbx_queue *queue;
+	struct sbx_audit *audit;
+	int events_wd, done_wd;
+	bool dirty;		/* the saved state is behind: sbx_state_flush() */
+	/* names: host rules and DNS settings (names.hosts, names.dns,
+	 * names.hdr.net_default), the JSON they came as */
+	json_t *names_json;
+	struct sbx_compiled names;
+	struct sbx_name_grant *name_grants;
+	size_t n_name_grants;
+	struct sbx_learned_rt *learned;
+	size_t n_learned;
+	bool learned_dirty;
+	struct sbx_dns_stats dns;
+	/* the resolver's address: kept so that a restarted daemon binds the same */
+	uint32_t dns_addr4;			/* network order */
+	uint16_t dns_port4_udp, dns_port4_tcp, dns_port6_udp, dns_port6_tcp;	/* host order */
+	struct sbx_resolver *resolver;
+	struct sbx_session_rt *next;
+};
+
+struct sbx_pcache;
+struct ring_buffer;
+
+struct sbx_daemon {
+	struct sbx_kernel k;
+	struct ring_buffer *rb;
+	int ep, ctl, ino, sig, timer;
+	char *cg_root;			/* cgroup2 mount, e.g. /sys/fs/cgroup */
+	struct sbx_session_rt *sessions;
+	struct sbx_pcache *pcache;
+	uint32_t next_policy_id;
+	uint64_t next_serial;
+	FILE *log;			/* event log, one JSON line per event */
+	bool embedded;			/* `run` as root with no daemon up */
+	pid_t embedded_child;
+	bool stop;
+	uint64_t events_seen, events_lost_reported;
+	unsigned once_ttl_s;		/* how long "approve once" lasts */
+};
+
+struct sbx_session_rt *sbx_session_find(struct sbx_daemon *d, const char *name);
+struct sbx_session_rt *sbx_session_by_cgid(struct sbx_daemon *d, uint64_t cgid);
+const struct sbx_rule_row *sbx_session_rule(const struct sbx_session_rt *s, uint32_t id);
+/* The session the process pid is in, if the daemon knows it. */
+struct sbx_session_rt *sbx_session_of_pid(struct sbx_daemon *d, pid_t pid);
+void sbx_session_free(struct sbx_session_rt *s);
+void sbx_rule_rows_free(struct sbx_rule_row *r, size_t n);
+/* remember that this daemon issued request id for s */
+void sbx_session_add_request(struct sbx_session_rt *s, const char *id);
+bool sbx_session_issued(const struct sbx_session_rt *s, const char *id);
+
+/*
+ * Saved state, for a restarted daemon (SBX_STATE_DIR/NAME.json). A change
+ * marks the session dirty; the loop writes dirty sessions once per turn,
+ * and before it answers a control request, so a caller never learns of a
+ * session that a restarted daemon would not know.
+ */
+static inline void sbx_session_dirty(struct sbx_session_rt *s)
+{
+	s->dirty = true;
+}
+int sbx_state_save(struct sbx_session_rt *s);
+void sbx_state_flush(struct sbx_daemon *d);
+/* A session from its saved state (no queue, audit or watches yet), or NULL. */
+struct sbx_session_rt *sbx_state_load(const char *path);
+void sbx_state_remove(const struct sbx_session_rt *s);
+
+/* Append a record to the session's hash-chained audit log. */
+int sbx_daemon_audit(struct sbx_session_rt *s, json_t *body);
+
+/* The session's host rules and DNS settings from their JSON (a reference
+ * is taken; NULL: none, every name takes the network default). */
+void sbx_session_set_names(struct sbx_session_rt *s, json_t *names);
+/*
+ * The host rules and DNS settings of a compiled policy as JSON, and back:
+ * the resolver decides queries by them (policy/decide.c, sbx_decide_host),
+ * and they travel with the session's saved state.
+ *   {"hosts": [[name, wildcard, lo, hi, proto, verdict, rule], ...],
+ *    "dns": {grace, min_ttl, max_per_name, max_per_session, resolvers: [[family, hex, port]]},
+ *    "net_default": V, "net_default_rule": ID}
+ */
+json_t *sbx_names_json(const struct sbx_compiled *c);
+/* Fill c->hosts, c->dns and c->hdr's network default from j; false if malformed. */
+bool sbx_names_from_json(const json_t *j, struct sbx_compiled *c);
+
+/* Is pid inside any session cgroup? (reads /proc/pid/cgroup; unreadable
+ * counts as inside: fail closed) */
+bool sbx_pid_in_session(pid_t pid, char *name, size_t len);
+
+#endif

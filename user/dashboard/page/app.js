@@ -1,0 +1,612 @@
+// bpfsbx dashboard: the page's script. No framework and no build step.
+//
+// Everything a request or an event says was written, in the end, by the
+// agent that is being confined: paths, commands, process names, reasons.
+// It is only ever put into the page as text (textContent, text nodes);
+// this file builds no HTML from strings. Control characters and
+// bidirectional overrides are shown as escapes, as `bpfsbx watch` does,
+// so that nothing can hide what is really asked.
+'use strict';
+
+(() => {
+  const MAX_EVENTS = 1000;          // rows kept in the event list
+  const state = {
+    csrf: null,
+    requests: new Map(),            // id -> {project, state, request, what}
+    order: [],                      // pending ids, oldest first
+    sel: 0,
+    deciding: new Set(),
+    sessions: [],
+    chains: new Map(),              // project + '\n' + session -> audit verify entry
+    checked: new Set(),             // sessions whose chains were verified once
+    seenEvent: new Set(),           // cursors shown
+    options: { session: new Set(), verdict: new Set(), operation: new Set() },
+    timers: {},
+  };
+
+  const $ = (id) => document.getElementById(id);
+
+  // ---- text, never HTML --------------------------------------------------
+
+  const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]/g;
+
+  function visible(s, multiline) {
+    let t = String(s ?? '');
+    t = t.replace(HIDDEN, (c) => {
+      const n = c.codePointAt(0);
+      return n < 0x100 ? '\\x' + n.toString(16).padStart(2, '0')
+                       : '\\u' + n.toString(16).padStart(4, '0');
+    });
+    if (multiline) return t.replace(/\n/g, '\u21b5\n');
+    return t.replace(/\n/g, '\\n').replace(/\t/g, '\\t');
+  }
+
+  // el('td', {class: 'x'}, 'text', child...): strings become text nodes
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('data-')) e.dataset[k.slice(5)] = v;
+      else if (k === 'title' || k === 'type' || k === 'placeholder' || k === 'value' ||
+               k === 'tabindex' || k === 'maxlength' || k === 'aria-label') e.setAttribute(k, v);
+      else throw new Error('el: attribute ' + k);
+    }
+    for (const k of kids) {
+      if (k === null || k === undefined || k === false) continue;
+      e.append(typeof k === 'string' || typeof k === 'number' ? document.createTextNode(String(k)) : k);
+    }
+    return e;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+  }
+
+  // ---- time ----------------------------------------------------------------
+
+  function dur(s) {
+    s = Math.max(0, Math.floor(s));
+    if (s < 60) return s + 's';
+    if (s < 3600) return Math.floor(s / 60) + 'm' + String(s % 60).padStart(2, '0') + 's';
+    if (s < 86400) return Math.floor(s / 3600) + 'h' + String(Math.floor(s % 3600 / 60)).padStart(2, '0') + 'm';
+    return Math.floor(s / 86400) + 'd' + String(Math.floor(s % 86400 / 3600)).padStart(2, '0') + 'h';
+  }
+
+  function when(t) {
+    if (!t) return '';
+    const d = new Date(t);
+    if (isNaN(d)) return visible(t);
+    const p = (n, w = 2) => String(n).padStart(w, '0');
+    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  }
+
+  function clock(t) {
+    const d = new Date(t);
+    if (isNaN(d)) return visible(t || '');
+    const p = (n, w = 2) => String(n).padStart(w, '0');
+    return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+  }
+
+  // ---- the API ----------------------------------------------------------------
+
+  async function api(path, body) {
+    const opt = { credentials: 'same-origin', headers: { Accept: 'application/json' } };
+    if (body !== undefined) {
+      opt.method = 'POST';
+      opt.headers['Content-Type'] = 'application/json';
+      opt.headers['X-CSRF-Token'] = state.csrf;
+      opt.body = JSON.stringify(body);
+    }
+    const r = await fetch(path, opt);
+    let j = null;
+    try { j = await r.json(); } catch { j = { ok: false, error: `HTTP ${r.status}` }; }
+    return { status: r.status, body: j };
+  }
+
+  function notice(text) {
+    const n = $('notices');
+    n.hidden = false;
+    n.append(el('p', {}, visible(text)));
+    while (n.childNodes.length > 5) n.removeChild(n.firstChild);
+  }
+
+  // ---- requests ----------------------------------------------------------------
+
+  function objectWords(req) {
+    const o = req.object || {};
+    switch (req.kind) {
+      case 'command': return o.command || '';
+      case 'net': {
+        const a = o.addr || '?';
+        return (a.includes(':') ? `[${a}]` : a) + (o.port !== undefined ? `:${o.port}` : '') + (o.proto ? `/${o.proto}` : '');
+      }
+      case 'access':
+        if (o.host) return `${o.host}${o.port ? ':' + o.port : ''}`;
+        return `${o.path || '?'}${o.access ? ' (' + o.access + ')' : ''}`;
+      default:
+        return `${o.path || '?'}${o.access ? ' (' + o.access + ')' : ''}`;
+    }
+  }
+
+  function cmdline(a) {
+    if (!Array.isArray(a)) return '';
+    return a.map((s) => (/[\s"'\\]/.test(String(s)) || s === '' ? JSON.stringify(String(s)) : String(s))).join(' ');
+  }
+
+  function ctxRow(dl, label, value, opts = {}) {
+    if (value === undefined || value === null || value === '') return;
+    dl.append(el('dt', {}, label));
+    if (opts.pre) dl.append(el('dd', {}, el('pre', { class: 'command' }, visible(value, true))));
+    else dl.append(el('dd', {}, visible(value)));
+  }
+
+  function countdown(deadline) {
+    const t = Date.parse(deadline);
+    if (isNaN(t)) return { text: 'no deadline', cls: '' };
+    const left = (t - Date.now()) / 1000;
+    if (left <= 0) return { text: `overdue by ${dur(-left)}: it is denied at the next sweep`, cls: 'over' };
+    return { text: `decide within ${dur(left)}`, cls: left < 60 ? 'soon' : '' };
+  }
+
+  function renderRequest(w) {
+    const req = w.request;
+    const isCmd = req.kind === 'command';
+    const p = req.process || {};
+    const r = req.rule || null;
+    const card = el('article', { class: 'req', 'data-id': req.id, tabindex: '0' });
+    const cd = countdown(req.deadline);
+    const cdEl = el('span', { class: 'countdown ' + cd.cls, 'data-deadline': req.deadline || '' }, cd.text);
+    card.append(el('div', { class: 'head' },
+      el('span', { class: 'kind' }, visible(req.kind)),
+      el('span', { class: 'what' }, visible(isCmd ? 'run: ' + (req.object || {}).command : (w.what || objectWords(req)))),
+      req.count > 1 ? el('span', { class: 'repeats' }, `\u00d7${req.count}`) : null,
+      cdEl));
+    const dl = el('dl', { class: 'ctx' });
+    ctxRow(dl, 'request', req.id);
+    ctxRow(dl, 'project', w.project || req.project);
+    ctxRow(dl, 'session', req.session);
+    if (isCmd) {
+      ctxRow(dl, 'command', (req.object || {}).command, { pre: true });
+      ctxRow(dl, 'runs in', (req.object || {}).cwd || '(the project directory)');
+    } else {
+      ctxRow(dl, 'object', objectWords(req));
+      if (req.object && req.object.op) ctxRow(dl, 'operation', req.object.op);
+    }
+    if (p && Object.keys(p).length) {
+      ctxRow(dl, 'process', `pid ${p.pid ?? '?'}  uid ${p.uid ?? '?'}  comm ${p.comm ?? '?'}`);
+      ctxRow(dl, 'exe', p.exe);
+      ctxRow(dl, 'cmdline', cmdline(p.cmdline));
+      ctxRow(dl, 'cwd', p.cwd);
+    }
+    if (r) {
+      ctxRow(dl, 'rule', `${r.pattern ?? '?'} -> ${r.verdict ?? '?'}${r.source ? '  (' + r.source + ')' : ''}`);
+      ctxRow(dl, 'reason', r.reason);
+    } else {
+      ctxRow(dl, 'rule', '(none given)');
+    }
+    ctxRow(dl, "agent's reason", req.agent_reason);
+    ctxRow(dl, 'origin', req.origin);
+    ctxRow(dl, 'asked', `${when(req.created)}  (count ${req.count ?? 1})`);
+    ctxRow(dl, 'deadline', when(req.deadline));
+    card.append(dl);
+
+    const note = el('input', { class: 'note', type: 'text', placeholder: 'note for a denial (optional)', maxlength: '2000', 'aria-label': 'note' });
+    const status = el('p', { class: 'status' });
+    const btn = (label, cls, key, fn) => {
+      const b = el('button', { class: cls, type: 'button', 'data-key': key, title: `key ${key}` }, label);
+      b.addEventListener('click', fn);
+      return b;
+    };
+    const acts = el('div', { class: 'actions' });
+    if (isCmd) {
+      acts.append(btn('Run it once here (o)', 'approve', 'o', () => decide(req.id, 'approve', 'once', note)));
+    } else {
+      acts.append(btn('Approve once (o)', 'approve', 'o', () => decide(req.id, 'approve', 'once', note)),
+        btn('For the session (s)', 'approve', 's', () => decide(req.id, 'approve', 'session', note)),
+        btn('Always (a)', 'approve', 'a', () => decide(req.id, 'approve', 'always', note)));
+    }
+    acts.append(btn('Deny (d)', 'deny', 'd', () => decide(req.id, 'deny', null, note)), note);
+    card.append(acts, status);
+    card.addEventListener('click', () => select(req.id));
+    return card;
+  }
+
+  function renderRequests() {
+    const box = $('requests');
+    const ids = [...state.requests.values()].filter((w) => w.state === 'pending')
+      .map((w) => w.request.id).sort();
+    const keep = new Map([...box.children].map((c) => [c.dataset.id, c]));
+    const selId = state.order[state.sel];
+    for (const [id, node] of keep) if (!ids.includes(id)) node.remove();
+    let prev = null;
+    for (const id of ids) {
+      let node = keep.get(id);
+      if (!node) node = renderRequest(state.requests.get(id));
+      if (prev ? prev.nextSibling !== node : box.firstChild !== node) {
+        if (prev) prev.after(node); else box.prepend(node);
+      }
+      prev = node;
+    }
+    state.order = ids;
+    const i = ids.indexOf(selId);
+    state.sel = i >= 0 ? i : Math.min(state.sel, Math.max(0, ids.length - 1));
+    markSelected();
+    $('n-pending').textContent = String(ids.length);
+    $('no-requests').hidden = ids.length > 0;
+    document.title = ids.length ? `(${ids.length}) bpfsbx dashboard` : 'bpfsbx dashboard';
+  }
+
+  function markSelected() {
+    for (const c of $('requests').children) c.classList.toggle('selected', c.dataset.id === state.order[state.sel]);
+  }
+
+  function select(id) {
+    const i = state.order.indexOf(id);
+    if (i >= 0) { state.sel = i; markSelected(); }
+  }
+
+  function tickCountdowns() {
+    for (const c of document.querySelectorAll('.countdown[data-deadline]')) {
+      const cd = countdown(c.dataset.deadline);
+      c.textContent = cd.text;
+      c.className = 'countdown ' + cd.cls;
+    }
+  }
+
+  function showAction(ok, lines, output) {
+    const a = $('action');
+    clear(a);
+    a.hidden = false;
+    a.className = 'action' + (ok ? '' : ' err');
+    for (const l of lines) a.append(el('div', {}, visible(l)));
+    if (output !== undefined && output !== null) a.append(el('pre', { class: 'output' }, visible(output, true)));
+  }
+
+  async function decide(id, verdict, scope, noteInput) {
+    if (state.deciding.has(id)) return;
+    const card = $('requests').querySelector(`[data-id="${CSS.escape(id)}"]`);
+    const w = state.requests.get(id);
+    const isCmd = w && w.request.kind === 'command';
+    const body = {};
+    if (verdict === 'approve') body.scope = scope;
+    const note = noteInput && noteInput.value.trim();
+    if (note) body.note = note;
+    state.deciding.add(id);
+    if (card) {
+      card.classList.add('busy');
+      for (const b of card.querySelectorAll('button')) b.disabled = true;
+      card.querySelector('.status').textContent = verdict === 'approve' && isCmd
+        ? 'running the command here, outside the agent…' : 'deciding…';
+    }
+    let r;
+    try {
+      r = await api(`/api/requests/${encodeURIComponent(id)}/${verdict}`, body);
+    } catch (e) {
+      r = { status: 0, body: { error: String(e) } };
+    }
+    state.deciding.delete(id);
+    if (r.status === 200) {
+      const b = r.body;
+      const lines = [`${verdict === 'approve' ? 'approved' : 'denied'} ${id}${verdict === 'approve' ? ' (' + b.scope + ')' : ''}`];
+      if (b.result) {
+        lines.push(`the command exited ${b.result.exit_code}${b.result.timed_out ? ' (timed out)' : ''}${b.result.truncated ? ' (output cut at 1 MiB)' : ''}; output in ${b.result.output}`);
+      }
+      showAction(true, lines, b.result ? (b.output ?? '') + (b.output_truncated ? '\n[… the rest is in the file]' : '') : undefined);
+      if (w) w.state = 'done';
+      renderRequests();
+      loadDone();
+    } else {
+      const msg = (r.body && r.body.error) || `HTTP ${r.status}`;
+      if (card) {
+        card.classList.remove('busy');
+        for (const b of card.querySelectorAll('button')) b.disabled = false;
+        const st = card.querySelector('.status');
+        st.textContent = visible(msg);
+        st.className = 'status err';
+      }
+      showAction(false, [msg]);
+      if (r.status === 409 || r.status === 404) loadPending();
+    }
+  }
+
+  async function loadPending() {
+    const r = await api('/api/requests?state=pending');
+    if (r.status !== 200) return;
+    for (const [id, w] of state.requests) if (w.state === 'pending') state.requests.delete(id);
+    for (const w of r.body.requests) state.requests.set(w.request.id, w);
+    for (const e of r.body.errors || []) notice(`${e.project}: ${e.error}`);
+    renderRequests();
+  }
+
+  // ---- recent decisions ------------------------------------------------------------
+
+  async function showOutput(td, id) {
+    const r = await api(`/api/requests/${encodeURIComponent(id)}`);
+    const text = r.status === 200 ? (r.body.output ?? '(no output file)') : (r.body.error || `HTTP ${r.status}`);
+    td.append(el('pre', {}, visible(text, true)));
+  }
+
+  async function loadDone() {
+    const r = await api('/api/requests?state=done&limit=50');
+    if (r.status !== 200) return;
+    const tb = $('done').tBodies[0];
+    clear(tb);
+    for (const w of r.body.requests) {
+      const q = w.request, d = q.decision || {};
+      const res = el('td', {});
+      if (q.result) {
+        res.append(`exit ${q.result.exit_code} `);
+        const b = el('button', { class: 'small', type: 'button' }, 'output');
+        b.addEventListener('click', () => { b.disabled = true; showOutput(res, q.id); });
+        res.append(b);
+      }
+      tb.append(el('tr', { 'data-id': q.id },
+        el('td', {}, when(d.at)),
+        el('td', { class: 'mono' }, visible(q.id)),
+        el('td', {}, visible(q.kind)),
+        el('td', { class: 'mono' }, visible(w.what || objectWords(q))),
+        el('td', { class: `v v-${d.verdict}` }, visible(`${d.verdict}${d.verdict === 'approve' ? ' ' + d.scope : ''}${d.expired ? ' (expired)' : ''}${d.note ? ': ' + d.note : ''}`)),
+        el('td', {}, visible(d.by)),
+        res));
+    }
+    $('no-done').hidden = r.body.requests.length > 0;
+  }
+
+  // ---- sessions --------------------------------------------------------------------
+
+  function chainCell(s) {
+    const c = state.chains.get(s.project + '\n' + s.name);
+    if (!c) return el('td', { class: 'muted' }, 'no log');
+    if (c.ok) return el('td', { class: 'chain-ok', title: c.log }, `intact, ${c.records} records`);
+    return el('td', { class: 'chain-bad', title: c.log }, visible(`BROKEN at record ${c.first_bad ?? '?'} (line ${c.line ?? '?'}): ${c.problem}`));
+  }
+
+  function renderSessions() {
+    const tb = $('sessions').tBodies[0];
+    clear(tb);
+    for (const s of state.sessions) {
+      const c = s.counters || {};
+      tb.append(el('tr', { 'data-session': s.name },
+        el('td', { class: 'mono nowrap' }, visible(s.name)),
+        el('td', {}, visible(s.user ?? (s.uid >= 0 ? String(s.uid) : '?'))),
+        el('td', { class: 'mono' }, visible(s.project ?? '')),
+        el('td', { class: 'mono' }, visible(s.policy ?? '')),
+        el('td', {}, visible(s.mode)),
+        el('td', { class: 'nowrap' }, when(s.started)),
+        el('td', { class: 'num' }, `${c.pending ?? 0}${c.claimed ? ' / ' + c.claimed : ''}`),
+        el('td', { class: 'num v-deny' }, String(c.deny ?? 0)),
+        el('td', { class: 'num v-ask' }, String(c.ask ?? 0)),
+        el('td', { class: 'num v-audit' }, String(c.audit ?? 0)),
+        el('td', { class: 'num' }, `${c.approved ?? 0} / ${c.denied ?? 0}`),
+        chainCell(s)));
+      addOption('session', s.name);
+    }
+    $('n-sessions').textContent = String(state.sessions.length);
+    $('no-sessions').hidden = state.sessions.length > 0;
+  }
+
+  async function loadSessions() {
+    const r = await api('/api/sessions');
+    if (r.status !== 200) return;
+    const d = r.body.daemon || {};
+    const de = $('daemon');
+    de.textContent = d.running ? `daemon: pid ${d.pid}${d.embedded ? ' (embedded)' : ''}` : 'daemon: not running';
+    de.className = 'badge ' + (d.running ? 'good' : 'warn');
+    de.title = d.running ? '' : visible(d.error || '');
+    state.sessions = r.body.sessions || [];
+    renderSessions();
+    // a session that is new here: its audit chain too
+    if (state.sessions.some((s) => !state.checked.has(s.project + '\n' + s.name))) later('chains', 500, loadChains);
+  }
+
+  async function loadChains() {
+    const asked = state.sessions.map((s) => s.project + '\n' + s.name);
+    const r = await api('/api/audit/verify');
+    if (r.status !== 200) return;
+    for (const k of asked) state.checked.add(k);
+    state.chains.clear();
+    for (const l of r.body.logs || []) state.chains.set(l.project + '\n' + l.session, l);
+    renderSessions();
+  }
+
+  // ---- events ------------------------------------------------------------------------
+
+  function addOption(which, value) {
+    if (!value || state.options[which].has(value)) return;
+    state.options[which].add(value);
+    const sel = $('f-' + which);
+    const opts = [...state.options[which]].sort();
+    const i = opts.indexOf(value);
+    const o = el('option', { value }, visible(value));
+    const before = sel.options[i + 1] || null;   // +1: "all" comes first
+    sel.insertBefore(o, before);
+  }
+
+  function eventObject(rec) {
+    if (rec.object !== undefined) return typeof rec.object === 'string' ? rec.object : JSON.stringify(rec.object);
+    if (rec.request) return `request ${rec.request}${rec.scope ? ' (' + rec.scope + ')' : ''}`;
+    if (rec.event === 'session_start') return `policy ${rec.policy ?? '?'}, pid ${rec.pid ?? '?'}`;
+    if (rec.tool) return `${rec.tool} ${JSON.stringify(rec.input ?? '')}`;
+    const rest = {};
+    for (const [k, v] of Object.entries(rec)) {
+      if (!['seq', 'prev', 'hash', 'time', 'event', 'session', 'verdict', 'operation'].includes(k)) rest[k] = v;
+    }
+    return Object.keys(rest).length ? JSON.stringify(rest) : '';
+  }
+
+  function ruleText(rule) {
+    if (!rule) return '';
+    if (typeof rule === 'string') return rule;
+    return rule.reason || rule.pattern || '';
+  }
+
+  function matches(e) {
+    const f = (k) => $('f-' + k).value;
+    return (!f('session') || e.session === f('session')) &&
+           (!f('verdict') || e.verdict === f('verdict')) &&
+           (!f('operation') || e.operation === f('operation'));
+  }
+
+  function eventRow(e) {
+    const rec = e.record || {};
+    const proc = rec.comm || rec.pid ? `${rec.comm ?? ''}${rec.pid !== undefined ? ' [' + rec.pid + ']' : ''}` : '';
+    const tr = el('tr', { 'data-cursor': String(e.cursor), 'data-session': e.session, 'data-verdict': e.verdict || '', 'data-operation': e.operation || '' },
+      el('td', { class: 'mono nowrap', title: visible(e.time || '') }, clock(e.time)),
+      el('td', { class: 'mono nowrap' }, visible(e.session)),
+      el('td', { class: `v v-${e.verdict || ''}` }, visible(e.verdict || '')),
+      el('td', {}, visible(e.operation || e.kind || '')),
+      el('td', { class: 'mono' }, visible(eventObject(rec))),
+      el('td', { class: 'mono' }, visible(proc)),
+      el('td', {}, visible(ruleText(rec.rule))));
+    tr.hidden = !matches(e);
+    tr.event = e;
+    return tr;
+  }
+
+  function addEvents(list, fresh) {
+    const tb = $('events').tBodies[0];
+    for (const e of list) {
+      if (state.seenEvent.has(e.cursor)) continue;
+      state.seenEvent.add(e.cursor);
+      addOption('session', e.session);
+      addOption('verdict', e.verdict);
+      addOption('operation', e.operation);
+      const tr = eventRow(e);
+      if (fresh) tr.classList.add('fresh');
+      tb.prepend(tr);   // newest first
+    }
+    while (tb.rows.length > MAX_EVENTS) {
+      const last = tb.rows[tb.rows.length - 1];
+      state.seenEvent.delete(Number(last.dataset.cursor));
+      last.remove();
+    }
+    countEvents();
+  }
+
+  function countEvents() {
+    const rows = $('events').tBodies[0].rows;
+    let shown = 0;
+    for (const r of rows) if (!r.hidden) shown++;
+    $('n-events').textContent = shown === rows.length ? String(rows.length) : `${shown} of ${rows.length}`;
+    $('no-events').hidden = rows.length > 0;
+  }
+
+  function applyFilters() {
+    for (const r of $('events').tBodies[0].rows) r.hidden = !matches(r.event);
+    countEvents();
+  }
+
+  async function loadEvents() {
+    const r = await api('/api/events?limit=500');
+    if (r.status !== 200) return;
+    addEvents(r.body.events || [], false);
+  }
+
+  // ---- the live feed ---------------------------------------------------------------
+
+  function later(name, ms, fn) {
+    if (state.timers[name]) return;
+    state.timers[name] = setTimeout(() => { state.timers[name] = null; fn(); }, ms);
+  }
+
+  const paused = [];
+
+  function connect() {
+    const live = $('live');
+    const es = new EventSource('/api/feed');
+    const on = (type, fn) => es.addEventListener(type, (m) => {
+      let d;
+      try { d = JSON.parse(m.data); } catch { return; }
+      fn(d);
+    });
+    es.onopen = () => { live.textContent = 'live feed: connected'; live.className = 'badge good'; };
+    es.onerror = () => { live.textContent = 'live feed: reconnecting'; live.className = 'badge bad'; };
+    on('hello', () => { loadAll(); });
+    on('reset', () => { loadAll(); });
+    on('request', (d) => {
+      if (!state.requests.has(d.request.id) || state.requests.get(d.request.id).state !== 'done') {
+        state.requests.set(d.request.id, d);
+        renderRequests();
+      }
+    });
+    on('claimed', (d) => {
+      const w = state.requests.get(d.id);
+      if (w && !state.deciding.has(d.id)) { w.state = 'claimed'; renderRequests(); }
+    });
+    on('decided', (d) => {
+      const w = state.requests.get(d.id);
+      if (w) w.state = 'done';
+      renderRequests();
+      later('done', 300, loadDone);
+    });
+    on('gone', (d) => { state.requests.delete(d.id); renderRequests(); });
+    on('event', (d) => {
+      if ($('f-pause').checked) { paused.push(d); return; }
+      addEvents([d], true);
+      later('chains', 3000, loadChains);
+    });
+    on('sessions', () => later('sessions', 300, loadSessions));
+    on('notice', (d) => notice(`${d.project}: ${d.text}`));
+  }
+
+  function loadAll() {
+    loadPending();
+    loadSessions();
+    loadEvents();
+    loadDone();
+  }
+
+  // ---- keys, as in watch -------------------------------------------------------------
+
+  function onKey(ev) {
+    const t = ev.target;
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
+    const id = state.order[state.sel];
+    const card = id && $('requests').querySelector(`[data-id="${CSS.escape(id)}"]`);
+    switch (ev.key) {
+      case 'j': case 'ArrowDown':
+        if (state.sel + 1 < state.order.length) { state.sel++; markSelected(); }
+        break;
+      case 'k': case 'ArrowUp':
+        if (state.sel > 0) { state.sel--; markSelected(); }
+        break;
+      case 'o': case 's': case 'a': case 'd': {
+        const b = card && card.querySelector(`button[data-key="${ev.key}"]`);
+        if (b && !b.disabled) b.click();
+        break;
+      }
+      default:
+        return;
+    }
+    ev.preventDefault();
+  }
+
+  async function start() {
+    const r = await api('/api/info');
+    if (r.status !== 200) {
+      $('live').textContent = `not authorized (HTTP ${r.status}): open the URL bpfsbx dashboard printed`;
+      return;
+    }
+    state.csrf = r.body.csrf;
+    $('user').textContent = visible(`deciding as ${r.body.user}`);
+    const p = $('protection');
+    p.textContent = r.body.kernel_protected ? 'sessions cannot connect (kernel)' : 'NOT protected by the kernel';
+    p.className = 'badge ' + (r.body.kernel_protected ? 'good' : 'bad');
+    p.title = visible(r.body.protection || '');
+    for (const pr of r.body.projects || []) if (pr.error) notice(`${pr.dir}: ${pr.error}`);
+    for (const k of ['session', 'verdict', 'operation']) $('f-' + k).addEventListener('change', applyFilters);
+    $('f-pause').addEventListener('change', () => {
+      if (!$('f-pause').checked) { addEvents(paused.splice(0), true); }
+    });
+    $('filters').addEventListener('submit', (e) => e.preventDefault());
+    $('verify').addEventListener('click', loadChains);
+    document.addEventListener('keydown', onKey);
+    setInterval(tickCountdowns, 1000);
+    connect();
+  }
+
+  start();
+})();
