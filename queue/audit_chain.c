@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <openssl/evp.h>
+#include "lib/sha256.h"
 #include "queue/queue.h"
 
 #define ZERO_HASH	"0000000000000000000000000000000000000000000000000000000000000000"
@@ -68,10 +68,9 @@ static bool is_hex64(const char *s)
 /* hash of a record (its "hash" member, if any, is left out) */
 static int record_hash(const json_t *rec, const char *prev, char out[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	unsigned char md[SBX_SHA256_LEN];
 	json_t *copy = json_copy((json_t *)rec);
-	EVP_MD_CTX *ctx;
+	struct sbx_sha256 ctx;
 	char *canon;
 	int ok;
 
@@ -82,17 +81,13 @@ static int record_hash(const json_t *rec, const char *prev, char out[65])
 	json_decref(copy);
 	if (!canon)
 		return -ENOMEM;
-	ctx = EVP_MD_CTX_new();
-	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-	     EVP_DigestUpdate(ctx, prev, strlen(prev)) &&
-	     EVP_DigestUpdate(ctx, canon, strlen(canon)) &&
-	     EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 32;
-	EVP_MD_CTX_free(ctx);
+	ok = !sbx_sha256_init(&ctx) && !sbx_sha256_update(&ctx, prev, strlen(prev)) &&
+	     !sbx_sha256_update(&ctx, canon, strlen(canon)) && !sbx_sha256_final(&ctx, md);
+	sbx_sha256_free(&ctx);
 	free(canon);
 	if (!ok)
 		return -EIO;
-	for (unsigned i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	sbx_hex(md, sizeof(md), out);
 	return 0;
 }
 

@@ -25,7 +25,7 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <openssl/evp.h>
+#include "lib/sha256.h"
 #include "queue/queue.h"
 
 enum sub {
@@ -896,17 +896,11 @@ int sbx_queue_expire(struct sbx_queue *q, time_t now, unsigned *n_expired)
 
 static void sha256_hex(const void *buf, size_t len, char out[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-
-	if (!EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-		/* fail closed: an unknown hash never matches a real one */
+	/* fail closed: an unknown hash never matches a real one */
+	if (sbx_sha256_hex(buf, len, out)) {
 		memset(out, 'x', 64);
 		out[64] = 0;
-		return;
 	}
-	for (unsigned i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
 int sbx_queue_mark_applied_ident(struct sbx_queue *q, const char *id,

@@ -27,8 +27,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <openssl/evp.h>
-#include <openssl/sha.h>
+#include "lib/sha256.h"
 #include "lib/privs.h"
 #include "lib/names.h"
 #include "queue/queue.h"
@@ -137,9 +136,10 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 	gid_t gid, run_gid;
 	pid_t pid;
 	struct stat st;
-	char *run_user = NULL, digest[2 * SHA256_DIGEST_LENGTH + 1];
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	EVP_MD_CTX *sha = NULL;
+	char *run_user = NULL, digest[SBX_SHA256_HEX];
+	unsigned char md[SBX_SHA256_LEN];
+	struct sbx_sha256 sha = { 0 };
+	bool sha_ok = true;
 	void (*old_int)(int) = SIG_DFL, (*old_quit)(int) = SIG_DFL;
 
 	if (err)
@@ -178,10 +178,10 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 	}
 	/* the digest of every byte, also of what the 1 MiB cut drops: the
 	 * audit record says exactly what output the agent was shown */
-	sha = EVP_MD_CTX_new();
-	if (!sha || !EVP_DigestInit_ex(sha, EVP_sha256(), NULL)) {
+	if (sbx_sha256_init(&sha)) {
 		rc = -ENOMEM;
-		sbx_queue_set_err(err, "sha256: cannot start");
+		sbx_queue_set_err(err, "sha256: cannot start (%s)",
+				  sbx_crypto_error() ?: "libcrypto failed");
 		goto fail_out;
 	}
 	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(outfd, uid, gid) < 0) {
@@ -255,7 +255,8 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 					break;
 				}
 				total += (uint64_t)n;
-				EVP_DigestUpdate(sha, buf, (size_t)n);
+				if (sbx_sha256_update(&sha, buf, (size_t)n))
+					sha_ok = false;
 				if (interactive && sbx_write_all(STDOUT_FILENO, buf, (size_t)n)) {
 					/* the terminal went away; the file still gets it */
 				}
@@ -287,15 +288,11 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 		signal(SIGINT, old_int);
 		signal(SIGQUIT, old_quit);
 	}
-	{
-		unsigned len = 0;
-
-		EVP_DigestFinal_ex(sha, md, &len);
-		for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
-			snprintf(digest + 2 * i, 3, "%02x", md[i]);
-		EVP_MD_CTX_free(sha);
-		sha = NULL;
-	}
+	/* a digest that could not be made says so; it never names other bytes */
+	if (sbx_sha256_final(&sha, md) || !sha_ok)
+		snprintf(digest, sizeof(digest), "unknown");
+	else
+		sbx_hex(md, sizeof(md), digest);
 	finished = sbx_time_rfc3339(time(NULL));
 	fsync(outfd);
 	close(outfd);
@@ -342,7 +339,7 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 	}
 	return 0;
 fail_out:
-	EVP_MD_CTX_free(sha);
+	sbx_sha256_free(&sha);
 	free(run_user);
 	close(outfd);
 	unlinkat(outdir, tmp, 0);

@@ -125,11 +125,20 @@ export function request(d, method, p, { headers = {}, body, socketPath, timeout 
         let json = null;
         try { json = JSON.parse(text); } catch { /* not JSON */ }
         resolve({ status: res.statusCode, headers: res.headers, body: text, json });
+        if (!req.writableEnded) req.destroy();	// answered before the body was asked for
       });
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${p}: no answer in ${timeout} ms`)));
     req.on('error', reject);
+    // Expect: 100-continue sends the body only once the server asks for
+    // it: a server that refuses on the headers (413) answers before any
+    // of the body is written, so the client never races the server's close
+    if (body !== undefined && opt.headers.Expect === '100-continue') {
+      req.on('continue', () => { req.write(body); req.end(); });
+      req.flushHeaders();
+      return;
+    }
     if (body !== undefined) req.write(body);
     req.end();
   });

@@ -86,7 +86,9 @@ session_count() { "$SBX" status | sed -n "s/^sessions: //p"; }
 
 # fixtures every test can rely on; reset before each test file
 fixtures() {
-	id $TUSER >/dev/null 2>&1 || useradd -u $TUID -m -d $THOME -s /bin/bash $TUSER
+	[ -n "${FIXTURE_USER:-}" ] || id $TUSER >/dev/null 2>&1 ||
+		useradd -u $TUID -m -d $THOME -s /bin/bash $TUSER
+	FIXTURE_USER=1
 	rm -rf $PROJ $THOME/.ssh /srv/sbx /opt/sbxbin
 	mkdir -p $PROJ $THOME/.ssh /srv/sbx/denied /srv/sbx/open /opt/sbxbin
 	echo "SECRET-KEY" >$THOME/.ssh/id_rsa

@@ -7,24 +7,28 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <ldns/ldns.h>
+#include "user/daemon/ldns_sym.h"
 #include "user/daemon/resolver.h"
 #include "tests/unit/unit.h"
 
 static size_t wire_of(const char *name, ldns_rr_type t, bool response, uint8_t *out, size_t max)
 {
-	ldns_rdf *dn = ldns_dname_new_frm_str(name);
-	ldns_pkt *q = ldns_pkt_query_new(dn, t, LDNS_RR_CLASS_IN, LDNS_RD);
+	ldns_rdf *dn;
+	ldns_pkt *q;
 	uint8_t *w = NULL;
 	size_t n = 0;
 
-	ldns_pkt_set_qr(q, response);
-	if (ldns_pkt2wire(&w, q, &n) != LDNS_STATUS_OK || n > max)
+	CU_ASSERT_EQUAL_FATAL(sbx_ldns_load(NULL), 0);
+	dn = sym_ldns_dname_new_frm_str(name);
+	q = sym_ldns_pkt_query_new(dn, t, LDNS_RR_CLASS_IN, LDNS_RD);
+
+	sym_ldns_pkt_set_qr(q, response);
+	if (sym_ldns_pkt2wire(&w, q, &n) != LDNS_STATUS_OK || n > max)
 		n = 0;
 	else
 		memcpy(out, w, n);
 	free(w);
-	ldns_pkt_free(q);
+	sym_ldns_pkt_free(q);
 	return n;
 }
 

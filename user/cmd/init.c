@@ -31,6 +31,7 @@
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
+#include "lib/sha256.h"
 #include "lib/text.h"
 
 struct plan {

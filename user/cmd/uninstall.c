@@ -25,6 +25,7 @@
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
+#include "lib/sha256.h"
 #include "lib/text.h"
 
 static int kind_of(const char *rel, enum sbx_cfg_kind *k)

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <openssl/evp.h>
 #include "user/connector/claude_hook.h"
 #include "user/connector/install.h"
 #include "user/connector/mcp_server.h"
@@ -55,18 +54,6 @@ const char sbx_policy_template[] =
 	"#       args: [\"apply*\"]\n"
 	"#       verdict: ask\n"
 	"#       reason: changes real infrastructure\n";
-
-void sbx_sha256_hex(const void *buf, size_t len, char out[65])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
-
-	if (!EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL))
-		n = 0;
-	for (unsigned int k = 0; k < n && k < 32; k++)
-		snprintf(out + 2 * k, 3, "%02x", md[k]);
-	out[n ? 64 : 0] = 0;
-}
 
 char *sbx_sh_quote(const char *s)
 {

@@ -43,9 +43,6 @@ struct sbx_install {
 	bool with_mcp;		/* --mcp: pre-approve the server in Claude's settings */
 };
 
-/* Hex SHA-256 (65 bytes with NUL) of buf. */
-void sbx_sha256_hex(const void *buf, size_t len, char out[65]);
-
 /*
  * New content of a configuration file: cur (NULL when the file does not
  * exist) merged with bpfsbx's entries. 0 with *out (malloc'd, *out_len);

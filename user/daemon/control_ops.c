@@ -132,10 +132,18 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		json_object_set_new(o, "names", learned_rows(s, NULL));
 		json_array_append_new(sessions, o);
 	}
-	return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o}", "ok", 1, "daemon_pid", (int)getpid(),
-			 "sessions", sessions, "stats", stats, "pins", SBX_PIN_DIR, "embedded",
-			 d->embedded, "once_ttl_s", (int)d->once_ttl_s, "dns_answer_to_map",
-			 sbx_resolver_latency());
+	{
+		json_t *prof = json_object();
+
+		for (int i = 0; i < SBX_SP_N; i++)
+			json_object_set_new(prof, sbx_start_phase_names[i],
+					    json_integer((json_int_t)d->start_ns[i]));
+		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o}", "ok", 1, "daemon_pid",
+				 (int)getpid(), "sessions", sessions, "stats", stats, "pins",
+				 SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
+				 (int)d->once_ttl_s, "dns_answer_to_map", sbx_resolver_latency(),
+				 "last_session_start_ns", prof);
+	}
 }
 
 static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json_t *req)

@@ -343,6 +343,7 @@ static void conn_readable(struct sbx_daemon *d, struct conn *c)
 {
 	json_error_t jerr;
 	json_t *req, *r;
+	bool is_run;
 	char *nl;
 
 	for (;;) {
@@ -394,9 +395,17 @@ static void conn_readable(struct sbx_daemon *d, struct conn *c)
 		}
 		r = sbx_ctl_handle(d, &who, req);
 	}
+	is_run = req && json_is_string(json_object_get(req, "op")) &&
+		 !strcmp(json_string_value(json_object_get(req, "op")), "run");
 	json_decref(req);
 	/* what the reply tells the caller is on disk for a restarted daemon */
-	sbx_state_flush(d);
+	{
+		uint64_t t = sbx_boot_ns();
+
+		sbx_state_flush(d);
+		if (is_run)
+			d->start_ns[SBX_SP_STATE] = sbx_boot_ns() - t;
+	}
 	conn_reply(c, r);
 	json_decref(r);
 	conn_close(d, c);

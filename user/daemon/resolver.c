@@ -25,13 +25,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <ldns/ldns.h>
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/names.h"
 #include "user/daemon/events.h"
 #include "user/daemon/learned.h"
+#include "user/daemon/ldns_sym.h"
 #include "user/daemon/resolver.h"
 
 /* Per session. An agent's tools look up a few names a second (glibc asks
@@ -160,7 +160,7 @@ bool sbx_dns_tunnel_like(const char *name)
 
 static bool name_of(const ldns_rdf *owner, char *name, size_t namelen)
 {
-	char *txt = ldns_rdf2str(owner);
+	char *txt = sym_ldns_rdf2str(owner);
 	bool ok = txt && sbx_host_normalize(txt, name, namelen);
 
 	free(txt);
@@ -173,18 +173,18 @@ static bool name_of(const ldns_rdf *owner, char *name, size_t namelen)
 static ldns_rr *query_question(const ldns_pkt *q, int *rcode)
 {
 	*rcode = LDNS_RCODE_FORMERR;
-	if (ldns_pkt_qr(q)) {
+	if (sym_ldns_pkt_qr(q)) {
 		*rcode = -1;	/* a response sent to us: never answer it */
 		return NULL;
 	}
-	if (ldns_pkt_get_opcode(q) != LDNS_PACKET_QUERY) {
+	if (sym_ldns_pkt_get_opcode(q) != LDNS_PACKET_QUERY) {
 		*rcode = LDNS_RCODE_NOTIMPL;
 		return NULL;
 	}
-	if (ldns_pkt_qdcount(q) != 1 || ldns_pkt_ancount(q) || ldns_pkt_nscount(q) ||
-	    !ldns_pkt_question(q) || ldns_rr_list_rr_count(ldns_pkt_question(q)) != 1)
+	if (sym_ldns_pkt_qdcount(q) != 1 || sym_ldns_pkt_ancount(q) || sym_ldns_pkt_nscount(q) ||
+	    !sym_ldns_pkt_question(q) || sym_ldns_rr_list_rr_count(sym_ldns_pkt_question(q)) != 1)
 		return NULL;
-	return ldns_rr_list_rr(ldns_pkt_question(q), 0);
+	return sym_ldns_rr_list_rr(sym_ldns_pkt_question(q), 0);
 }
 
 int sbx_dns_parse_query(const uint8_t *wire, size_t len, char *name, size_t namelen,
@@ -194,19 +194,22 @@ int sbx_dns_parse_query(const uint8_t *wire, size_t len, char *name, size_t name
 	ldns_rr *qrr;
 
 	*rcode = -1;
-	if (len < 12 || ldns_wire2pkt(&q, wire, len) != LDNS_STATUS_OK) {
-		ldns_pkt_free(q);
+	/* without ldns nothing is read, and nothing is answered */
+	if (sbx_ldns_load(NULL))
+		return -1;
+	if (len < 12 || sym_ldns_wire2pkt(&q, wire, len) != LDNS_STATUS_OK) {
+		sym_ldns_pkt_free(q);
 		return -1;
 	}
 	qrr = query_question(q, rcode);
 	if (!qrr) {
-		ldns_pkt_free(q);
+		sym_ldns_pkt_free(q);
 		return -1;
 	}
-	*qtype = ldns_rr_get_type(qrr);
-	*qclass = ldns_rr_get_class(qrr);
-	name_of(ldns_rr_owner(qrr), name, namelen);
-	ldns_pkt_free(q);
+	*qtype = sym_ldns_rr_get_type(qrr);
+	*qclass = sym_ldns_rr_get_class(qrr);
+	name_of(sym_ldns_rr_owner(qrr), name, namelen);
+	sym_ldns_pkt_free(q);
 	return 0;
 }
 
@@ -214,18 +217,18 @@ int sbx_dns_parse_query(const uint8_t *wire, size_t len, char *name, size_t name
 
 static ldns_pkt *answer_new(uint16_t id, bool rd, const ldns_rr *question, ldns_pkt_rcode rc)
 {
-	ldns_pkt *a = ldns_pkt_new();
+	ldns_pkt *a = sym_ldns_pkt_new();
 
 	if (!a)
 		return NULL;
-	ldns_pkt_set_id(a, id);
-	ldns_pkt_set_qr(a, true);
-	ldns_pkt_set_opcode(a, LDNS_PACKET_QUERY);
-	ldns_pkt_set_rd(a, rd);
-	ldns_pkt_set_ra(a, true);
-	ldns_pkt_set_rcode(a, rc);
+	sym_ldns_pkt_set_id(a, id);
+	sym_ldns_pkt_set_qr(a, true);
+	sym_ldns_pkt_set_opcode(a, LDNS_PACKET_QUERY);
+	sym_ldns_pkt_set_rd(a, rd);
+	sym_ldns_pkt_set_ra(a, true);
+	sym_ldns_pkt_set_rcode(a, rc);
 	if (question)
-		ldns_pkt_push_rr(a, LDNS_SECTION_QUESTION, ldns_rr_clone(question));
+		sym_ldns_pkt_push_rr(a, LDNS_SECTION_QUESTION, sym_ldns_rr_clone(question));
 	return a;
 }
 
@@ -278,25 +281,25 @@ static void reply_pkt(struct sbx_daemon *d, struct sbx_session_rt *s, const stru
 	uint8_t *w = NULL;
 	size_t n = 0;
 
-	if (!a || ldns_pkt2wire(&w, a, &n) != LDNS_STATUS_OK) {
+	if (!a || sym_ldns_pkt2wire(&w, a, &n) != LDNS_STATUS_OK) {
 		free(w);
 		return;
 	}
 	if (!rt->tcp && n > rt->udp_limit) {
-		ldns_rr_list *ql = ldns_pkt_question(a);
-		ldns_pkt *t = answer_new(ldns_pkt_id(a), ldns_pkt_rd(a),
-					 ql && ldns_rr_list_rr_count(ql) ? ldns_rr_list_rr(ql, 0) : NULL,
-					 ldns_pkt_get_rcode(a));
+		ldns_rr_list *ql = sym_ldns_pkt_question(a);
+		ldns_pkt *t = answer_new(sym_ldns_pkt_id(a), sym_ldns_pkt_rd(a),
+					 ql && sym_ldns_rr_list_rr_count(ql) ? sym_ldns_rr_list_rr(ql, 0) : NULL,
+					 sym_ldns_pkt_get_rcode(a));
 
 		free(w);
 		w = NULL;
-		ldns_pkt_set_tc(t, true);
-		if (!t || ldns_pkt2wire(&w, t, &n) != LDNS_STATUS_OK) {
-			ldns_pkt_free(t);
+		sym_ldns_pkt_set_tc(t, true);
+		if (!t || sym_ldns_pkt2wire(&w, t, &n) != LDNS_STATUS_OK) {
+			sym_ldns_pkt_free(t);
 			free(w);
 			return;
 		}
-		ldns_pkt_free(t);
+		sym_ldns_pkt_free(t);
 	}
 	send_wire(d, s, rt, w, n);
 	free(w);
@@ -308,7 +311,7 @@ static void reply_rcode(struct sbx_daemon *d, struct sbx_session_rt *s, const st
 	ldns_pkt *a = answer_new(id, rd, question, rc);
 
 	reply_pkt(d, s, rt, a);
-	ldns_pkt_free(a);
+	sym_ldns_pkt_free(a);
 }
 
 /* ---- upstream ------------------------------------------------------------------------ */
@@ -377,8 +380,8 @@ static void pend_free(struct sbx_daemon *d, struct pend *p)
 			break;
 		}
 	ep_del_close(d, &p->h.fd);
-	ldns_rdf_deep_free(p->qname);
-	ldns_rr_free(p->question);
+	sym_ldns_rdf_deep_free(p->qname);
+	sym_ldns_rr_free(p->question);
 	free(p);
 }
 
@@ -425,20 +428,20 @@ static int upstream_try(struct sbx_daemon *d, struct sbx_session_rt *s, struct p
 	if (getrandom(&p->up_id, sizeof(p->up_id), 0) != sizeof(p->up_id))
 		p->up_id = (uint16_t)sbx_boot_ns();
 	/* a query of our own: the name and type, nothing else the program sent */
-	q = ldns_pkt_query_new(ldns_rdf_clone(p->qname), p->qtype, p->qclass, LDNS_RD);
+	q = sym_ldns_pkt_query_new(sym_ldns_rdf_clone(p->qname), p->qtype, p->qclass, LDNS_RD);
 	if (!q) {
 		close(fd);
 		return -ENOMEM;
 	}
-	ldns_pkt_set_id(q, p->up_id);
-	ldns_pkt_set_edns_udp_size(q, UPSTREAM_EDNS);
-	if (ldns_pkt2wire(&w, q, &wn) != LDNS_STATUS_OK || send(fd, w, wn, 0) < 0) {
-		ldns_pkt_free(q);
+	sym_ldns_pkt_set_id(q, p->up_id);
+	sym_ldns_pkt_set_edns_udp_size(q, UPSTREAM_EDNS);
+	if (sym_ldns_pkt2wire(&w, q, &wn) != LDNS_STATUS_OK || send(fd, w, wn, 0) < 0) {
+		sym_ldns_pkt_free(q);
 		free(w);
 		close(fd);
 		return -EIO;
 	}
-	ldns_pkt_free(q);
+	sym_ldns_pkt_free(q);
 	free(w);
 	p->h.fd = fd;
 	p->deadline_ns = sbx_boot_ns() + TRY_NS;
@@ -472,9 +475,9 @@ static void lat_record(uint64_t ns)
 static size_t chain_addrs(const ldns_pkt *a, const ldns_rdf *qname, uint8_t (*out)[16],
 			  size_t max, uint32_t *ttl)
 {
-	const ldns_rr_list *an = ldns_pkt_answer(a);
+	const ldns_rr_list *an = sym_ldns_pkt_answer(a);
 	const ldns_rdf *chain[17];
-	size_t nchain = 1, n = 0, count = an ? ldns_rr_list_rr_count(an) : 0;
+	size_t nchain = 1, n = 0, count = an ? sym_ldns_rr_list_rr_count(an) : 0;
 	bool grew = true;
 
 	chain[0] = qname;
@@ -483,44 +486,44 @@ static size_t chain_addrs(const ldns_pkt *a, const ldns_rdf *qname, uint8_t (*ou
 	while (grew && nchain < 17) {
 		grew = false;
 		for (size_t i = 0; i < count && nchain < 17; i++) {
-			const ldns_rr *rr = ldns_rr_list_rr(an, i);
+			const ldns_rr *rr = sym_ldns_rr_list_rr(an, i);
 			const ldns_rdf *target;
 			bool seen = false;
 
-			if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_CNAME ||
-			    ldns_dname_compare(ldns_rr_owner(rr), chain[nchain - 1]) ||
-			    !(target = ldns_rr_rdf(rr, 0)))
+			if (sym_ldns_rr_get_type(rr) != LDNS_RR_TYPE_CNAME ||
+			    sym_ldns_dname_compare(sym_ldns_rr_owner(rr), chain[nchain - 1]) ||
+			    !(target = sym_ldns_rr_rdf(rr, 0)))
 				continue;
 			for (size_t c = 0; c < nchain; c++)
-				seen |= !ldns_dname_compare(chain[c], target);
+				seen |= !sym_ldns_dname_compare(chain[c], target);
 			if (seen)
 				continue;
-			if (ldns_rr_ttl(rr) < *ttl)
-				*ttl = ldns_rr_ttl(rr);
+			if (sym_ldns_rr_ttl(rr) < *ttl)
+				*ttl = sym_ldns_rr_ttl(rr);
 			chain[nchain++] = target;
 			grew = true;
 		}
 	}
 	for (size_t i = 0; i < count && n < max; i++) {
-		const ldns_rr *rr = ldns_rr_list_rr(an, i);
-		ldns_rr_type t = ldns_rr_get_type(rr);
+		const ldns_rr *rr = sym_ldns_rr_list_rr(an, i);
+		ldns_rr_type t = sym_ldns_rr_get_type(rr);
 		const ldns_rdf *rd;
 		bool in_chain = false;
 
-		if ((t != LDNS_RR_TYPE_A && t != LDNS_RR_TYPE_AAAA) || !(rd = ldns_rr_rdf(rr, 0)))
+		if ((t != LDNS_RR_TYPE_A && t != LDNS_RR_TYPE_AAAA) || !(rd = sym_ldns_rr_rdf(rr, 0)))
 			continue;
 		for (size_t c = 0; c < nchain; c++)
-			in_chain |= !ldns_dname_compare(ldns_rr_owner(rr), chain[c]);
+			in_chain |= !sym_ldns_dname_compare(sym_ldns_rr_owner(rr), chain[c]);
 		if (!in_chain)
 			continue;	/* not an answer to the question */
-		if (t == LDNS_RR_TYPE_A && ldns_rdf_size(rd) == 4)
-			sbx_addr16(AF_INET, ldns_rdf_data(rd), out[n++]);
-		else if (t == LDNS_RR_TYPE_AAAA && ldns_rdf_size(rd) == 16)
-			sbx_addr16(AF_INET6, ldns_rdf_data(rd), out[n++]);
+		if (t == LDNS_RR_TYPE_A && sym_ldns_rdf_size(rd) == 4)
+			sbx_addr16(AF_INET, sym_ldns_rdf_data(rd), out[n++]);
+		else if (t == LDNS_RR_TYPE_AAAA && sym_ldns_rdf_size(rd) == 16)
+			sbx_addr16(AF_INET6, sym_ldns_rdf_data(rd), out[n++]);
 		else
 			continue;
-		if (ldns_rr_ttl(rr) < *ttl)
-			*ttl = ldns_rr_ttl(rr);
+		if (sym_ldns_rr_ttl(rr) < *ttl)
+			*ttl = sym_ldns_rr_ttl(rr);
 	}
 	if (*ttl == UINT32_MAX)
 		*ttl = 0;
@@ -547,21 +550,21 @@ static void upstream_answer(struct sbx_daemon *d, struct pend *p)
 			pend_fail(d, p);
 		return;
 	}
-	if (ldns_wire2pkt(&a, buf, (size_t)n) != LDNS_STATUS_OK || !ldns_pkt_qr(a) ||
-	    ldns_pkt_id(a) != p->up_id || ldns_pkt_qdcount(a) != 1 ||
-	    !(qrr = ldns_rr_list_rr(ldns_pkt_question(a), 0)) ||
-	    ldns_rr_get_type(qrr) != p->qtype || ldns_dname_compare(ldns_rr_owner(qrr), p->qname)) {
-		ldns_pkt_free(a);	/* not the answer to our question: keep waiting */
+	if (sym_ldns_wire2pkt(&a, buf, (size_t)n) != LDNS_STATUS_OK || !sym_ldns_pkt_qr(a) ||
+	    sym_ldns_pkt_id(a) != p->up_id || sym_ldns_pkt_qdcount(a) != 1 ||
+	    !(qrr = sym_ldns_rr_list_rr(sym_ldns_pkt_question(a), 0)) ||
+	    sym_ldns_rr_get_type(qrr) != p->qtype || sym_ldns_dname_compare(sym_ldns_rr_owner(qrr), p->qname)) {
+		sym_ldns_pkt_free(a);	/* not the answer to our question: keep waiting */
 		return;
 	}
-	if (ldns_pkt_tc(a) && p->rt.tcp) {
+	if (sym_ldns_pkt_tc(a) && p->rt.tcp) {
 		/* the upstream could not fit it in UDP; this resolver asks
 		 * upstream over UDP only: tell the TCP client we failed */
-		ldns_pkt_free(a);
+		sym_ldns_pkt_free(a);
 		pend_fail(d, p);
 		return;
 	}
-	if (p->learn && ldns_pkt_get_rcode(a) == LDNS_RCODE_NOERROR) {
+	if (p->learn && sym_ldns_pkt_get_rcode(a) == LDNS_RCODE_NOERROR) {
 		uint64_t t0 = sbx_boot_ns(), ttl;
 		uint8_t addrs[64][16];
 		uint32_t rttl;
@@ -576,9 +579,9 @@ static void upstream_answer(struct sbx_daemon *d, struct pend *p)
 		}
 	}
 	s->dns.forwarded++;
-	ldns_pkt_set_id(a, p->client_id);
+	sym_ldns_pkt_set_id(a, p->client_id);
 	reply_pkt(d, s, &p->rt, a);	/* only now: the kernel has the addresses */
-	ldns_pkt_free(a);
+	sym_ldns_pkt_free(a);
 	pend_free(d, p);
 }
 
@@ -620,7 +623,7 @@ static size_t host_requests(const struct sbx_session_rt *s)
 
 static const char *qtype_name(uint16_t t, char *buf, size_t len)
 {
-	char *txt = ldns_rr_type2str(t);
+	char *txt = sym_ldns_rr_type2str(t);
 
 	snprintf(buf, len, "%s", txt ? txt : "?");
 	free(txt);
@@ -648,15 +651,15 @@ static void handle_query(struct sbx_daemon *d, struct sbx_session_rt *s, const u
 		s->dns.rate_dropped++;
 		return;
 	}
-	if (len < 12 || ldns_wire2pkt(&q, wire, len) != LDNS_STATUS_OK) {
+	if (len < 12 || sym_ldns_wire2pkt(&q, wire, len) != LDNS_STATUS_OK) {
 		s->dns.malformed++;	/* nothing to answer to: dropped */
-		ldns_pkt_free(q);
+		sym_ldns_pkt_free(q);
 		return;
 	}
-	id = ldns_pkt_id(q);
-	rd = ldns_pkt_rd(q);
+	id = sym_ldns_pkt_id(q);
+	rd = sym_ldns_pkt_rd(q);
 	if (!rt.tcp) {
-		uint16_t e = ldns_pkt_edns(q) ? ldns_pkt_edns_udp_size(q) : 512;
+		uint16_t e = sym_ldns_pkt_edns(q) ? sym_ldns_pkt_edns_udp_size(q) : 512;
 
 		rt.udp_limit = e < 512 ? 512 : e > 4096 ? 4096 : e;
 	}
@@ -665,18 +668,18 @@ static void handle_query(struct sbx_daemon *d, struct sbx_session_rt *s, const u
 		s->dns.malformed++;
 		if (rcode >= 0)
 			reply_rcode(d, s, &rt, id, rd, NULL, (ldns_pkt_rcode)rcode);
-		ldns_pkt_free(q);
+		sym_ldns_pkt_free(q);
 		return;
 	}
-	qtype = ldns_rr_get_type(qrr);
+	qtype = sym_ldns_rr_get_type(qrr);
 	qtype_name(qtype, tn, sizeof(tn));
-	if (!name_of(ldns_rr_owner(qrr), name, sizeof(name)) ||
-	    ldns_rr_get_class(qrr) != LDNS_RR_CLASS_IN || qtype == LDNS_RR_TYPE_AXFR ||
+	if (!name_of(sym_ldns_rr_owner(qrr), name, sizeof(name)) ||
+	    sym_ldns_rr_get_class(qrr) != LDNS_RR_CLASS_IN || qtype == LDNS_RR_TYPE_AXFR ||
 	    qtype == LDNS_RR_TYPE_IXFR) {
 		/* no host name (odd bytes, the root), another class, a zone transfer */
 		s->dns.refused_exfil++;
 		reply_rcode(d, s, &rt, id, rd, qrr, LDNS_RCODE_REFUSED);
-		ldns_pkt_free(q);
+		sym_ldns_pkt_free(q);
 		return;
 	}
 	sbx_decide_host(&s->names, name, &h);
@@ -690,7 +693,7 @@ static void handle_query(struct sbx_daemon *d, struct sbx_session_rt *s, const u
 		s->dns.denied++;
 		sbx_events_dns(d, s, name, tn, SBX_V_DENY, rule, "NXDOMAIN", rt.pid, false);
 		reply_rcode(d, s, &rt, id, rd, qrr, LDNS_RCODE_NXDOMAIN);
-		ldns_pkt_free(q);
+		sym_ldns_pkt_free(q);
 		return;
 	}
 	if (verdict == SBX_V_ASK) {
@@ -710,7 +713,7 @@ static void handle_query(struct sbx_daemon *d, struct sbx_session_rt *s, const u
 				       "REFUSED (asked a person; retry after approval)", rt.pid, true);
 		}
 		reply_rcode(d, s, &rt, id, rd, qrr, LDNS_RCODE_REFUSED);
-		ldns_pkt_free(q);
+		sym_ldns_pkt_free(q);
 		return;
 	}
 	if (verdict == SBX_V_AUDIT)
@@ -718,7 +721,7 @@ static void handle_query(struct sbx_daemon *d, struct sbx_session_rt *s, const u
 	if (s->resolver->inflight >= MAX_INFLIGHT) {
 		s->dns.rate_dropped++;
 		reply_rcode(d, s, &rt, id, rd, qrr, LDNS_RCODE_SERVFAIL);
-		ldns_pkt_free(q);
+		sym_ldns_pkt_free(q);
 		return;
 	}
 	p = sbx_calloc(1, sizeof(*p));
@@ -726,8 +729,8 @@ static void handle_query(struct sbx_daemon *d, struct sbx_session_rt *s, const u
 	p->h.fd = -1;
 	p->h.cgid = s->cgid;
 	p->rt = rt;
-	p->qname = ldns_rdf_clone(ldns_rr_owner(qrr));
-	p->question = ldns_rr_clone(qrr);
+	p->qname = sym_ldns_rdf_clone(sym_ldns_rr_owner(qrr));
+	p->question = sym_ldns_rr_clone(qrr);
 	p->qtype = qtype;
 	p->qclass = LDNS_RR_CLASS_IN;
 	p->client_id = id;
@@ -764,7 +767,7 @@ static void handle_query(struct sbx_daemon *d, struct sbx_session_rt *s, const u
 	s->resolver->inflight++;
 	if (upstream_try(d, s, p))
 		pend_fail(d, p);
-	ldns_pkt_free(q);
+	sym_ldns_pkt_free(q);
 }
 
 /* ---- sockets ---------------------------------------------------------------------- */
@@ -964,8 +967,14 @@ int sbx_resolver_open(struct sbx_daemon *d, struct sbx_session_rt *s, char **err
 	static const uint8_t lo6[16] = { [15] = 1 };
 	uint32_t a4 = s->dns_addr4 ? s->dns_addr4 : addr4_of(s->serial);
 	uint16_t p4u = 0, p4t = 0, p6u = 0, p6t = 0;
+	const char *why;
 	int fds[4];
 
+	if (sbx_ldns_load(&why)) {
+		*err = sbx_asprintf("the sessions' resolver needs libldns: %s", why);
+		free(r);
+		return -ENOENT;
+	}
 	r->udp4.fd = r->tcp4.fd = r->udp6.fd = r->tcp6.fd = -1;
 	r->tokens = RATE_BURST;
 	r->last_ns = sbx_boot_ns();

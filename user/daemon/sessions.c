@@ -118,6 +118,21 @@ static int write_procs(const char *cgroup, pid_t pid)
 	return rc;
 }
 
+const char *const sbx_start_phase_names[SBX_SP_N] = {
+	[SBX_SP_CHECKS] = "checks", [SBX_SP_POLICY] = "policy", [SBX_SP_CGROUP] = "cgroup",
+	[SBX_SP_QUEUE] = "queue", [SBX_SP_KERNEL] = "kernel", [SBX_SP_RESOLVER] = "resolver",
+	[SBX_SP_MIGRATE] = "migrate", [SBX_SP_RECORDS] = "records", [SBX_SP_STATE] = "state",
+};
+
+/* the time since *t goes to phase i, and *t moves on */
+static void phase_done(struct sbx_daemon *d, enum sbx_start_phase i, uint64_t *t)
+{
+	uint64_t now = sbx_boot_ns();
+
+	d->start_ns[i] = now - *t;
+	*t = now;
+}
+
 int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		       const char *policy_path, const char *project, const char *home,
 		       struct sbx_session_rt **out, char **err, json_t **diags)
@@ -129,8 +144,10 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	struct passwd *pw;
 	int rc;
 	bool in_map = false, made_cg = false;
+	uint64_t t = sbx_boot_ns();
 
 	*out = NULL;
+	memset(d->start_ns, 0, sizeof(d->start_ns));
 	if (sbx_pid_in_session(pid, cur, sizeof(cur))) {
 		*err = sbx_asprintf("process %d is already in session %s: sessions cannot be "
 				    "nested or left", (int)pid, cur);
@@ -160,6 +177,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	s->serial = d->next_serial++;
 	s->events_wd = s->done_wd = -1;
 	session_name(s->name, sizeof(s->name));
+	phase_done(d, SBX_SP_CHECKS, &t);
 
 	rc = sbx_policy_obtain(d, uid, gid, s->home, s->project, policy_path, false, &u, err);
 	if (diags)
@@ -170,6 +188,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		return rc;
 	}
 	sbx_policy_take(s, &u);	/* in the kernel already; released below on failure */
+	phase_done(d, SBX_SP_POLICY, &t);
 
 	rc = sbx_sessions_root_sync(&d->k, d->cg_root, err);
 	if (rc)
@@ -188,6 +207,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		goto fail;
 	}
 	s->cgid = st.st_ino;	/* cgroup2: the directory's inode is the cgroup id */
+	phase_done(d, SBX_SP_CGROUP, &t);
 
 	s->queue = sbx_queue_open(s->project, SBX_Q_CREATE, uid, gid, err);
 	if (!s->queue) {
@@ -210,6 +230,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 			sbx_warn("queue %s: %s", s->project, rerr);
 		free(rerr);
 	}
+	phase_done(d, SBX_SP_QUEUE, &t);
 
 	rc = sbx_session_push_hdr(d, s);
 	if (rc) {
@@ -221,6 +242,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	d->sessions = s;
 	sbx_protect_sync(d);
 	sbx_grants_apply_remembered(d, s);
+	phase_done(d, SBX_SP_KERNEL, &t);
 	/* its resolver, before anything of it runs: its first lookup works */
 	rc = sbx_resolver_open(d, s, err);
 	if (rc) {
@@ -229,6 +251,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		goto fail;
 	}
 	sbx_claude_json_snapshot(s);
+	phase_done(d, SBX_SP_RESOLVER, &t);
 
 	rc = write_procs(s->cgroup_path, pid);
 	if (rc) {
@@ -238,6 +261,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		sbx_protect_sync(d);
 		goto fail;
 	}
+	phase_done(d, SBX_SP_MIGRATE, &t);
 	rc = sbx_session_watch(d, s);
 	if (rc)
 		sbx_warn("session %s: cannot watch its cgroup: %s", s->name, strerror(-rc));
@@ -250,6 +274,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		sbx_daemon_audit(s, rec);
 		json_decref(rec);
 	}
+	phase_done(d, SBX_SP_RECORDS, &t);
 	free(base);
 	*out = s;
 	return 0;

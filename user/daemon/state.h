@@ -134,6 +134,22 @@ struct sbx_session_rt {
 struct sbx_pcache;
 struct ring_buffer;
 
+/* Where the last `run` spent its time in the daemon, phase by phase (ns;
+ * `status --json` shows it, and the benchmarks report it). */
+enum sbx_start_phase {
+	SBX_SP_CHECKS,		/* caller, project, user */
+	SBX_SP_POLICY,		/* compile, or the cache's check */
+	SBX_SP_CGROUP,		/* the session's cgroup made */
+	SBX_SP_QUEUE,		/* the project's queue and audit log opened */
+	SBX_SP_KERNEL,		/* session, protected set, remembered grants */
+	SBX_SP_RESOLVER,	/* its DNS sockets */
+	SBX_SP_MIGRATE,		/* the caller moved into the cgroup */
+	SBX_SP_RECORDS,		/* watches, audit record */
+	SBX_SP_STATE,		/* saved state on disk before the reply */
+	SBX_SP_N
+};
+extern const char *const sbx_start_phase_names[SBX_SP_N];
+
 struct sbx_daemon {
 	struct sbx_kernel k;
 	struct ring_buffer *rb;
@@ -149,6 +165,7 @@ struct sbx_daemon {
 	bool stop;
 	uint64_t events_seen, events_lost_reported;
 	unsigned once_ttl_s;		/* how long "approve once" lasts */
+	uint64_t start_ns[SBX_SP_N];	/* the last session start */
 };
 
 struct sbx_session_rt *sbx_session_find(struct sbx_daemon *d, const char *name);

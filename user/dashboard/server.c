@@ -29,10 +29,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <microhttpd.h>
-#include <openssl/crypto.h>
 #include "bpf/bpfsbx.h"
 #include "lib/alloc.h"
 #include "lib/fileio.h"
+#include "lib/sha256.h"
 #include "lib/log.h"
 #include "lib/text.h"
 #include "queue/queue.h"
@@ -201,7 +201,7 @@ unsigned sbx_dash_check_origin(const char *host, const char *origin, const char 
 
 static bool token_eq(const char *given, const char *want)
 {
-	return given && strlen(given) == TOKEN_HEX && CRYPTO_memcmp(given, want, TOKEN_HEX) == 0;
+	return given && strlen(given) == TOKEN_HEX && sbx_secret_eq(given, want, TOKEN_HEX);
 }
 
 static const char *header(struct MHD_Connection *c, const char *name)
