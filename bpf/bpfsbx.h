@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 5
+#define SBX_ABI_VERSION 6
 
 /* ---- verdicts -------------------------------------------------------- */
 
@@ -444,6 +444,10 @@ enum sbx_epoch_idx {
 	SBX_EPOCH_DAEMON = 1,	/* daemon: the protected set changed */
 	SBX_EPOCH_LINK = 2,	/* BPF: links, mount changes, renames by anyone
 				 * but the daemon (its own atomic writes) */
+	SBX_EPOCH_NET = 3,	/* daemon: something a network decision reads
+				 * changed (a policy's CIDR rules or defaults,
+				 * learned addresses); cached datagram verdicts
+				 * are stale */
 	SBX_EPOCH_MAX
 };
 
@@ -462,6 +466,7 @@ enum sbx_stat {
 	SBX_STAT_CACHE_HIT,	/* file decisions answered by the verdict cache */
 	SBX_STAT_DNS_REDIRECT,	/* port-53 destinations sent to the session's resolver */
 	SBX_STAT_LEARNED_USED,	/* connects decided by a learned address */
+	SBX_STAT_NET_CACHE_HIT,	/* datagrams allowed by their socket's last verdict */
 	SBX_STAT_MAX
 };
 

@@ -50,7 +50,7 @@ static __always_inline __u8 sbx_port_rules(const struct sbx_net_rule *r, __u16 p
 }
 
 static __always_inline __u8 sbx_net_decide(const struct sbx_session *s, __u64 cgid,
-					   const struct sbx_dest *d, __u32 *rule)
+					   const struct sbx_dest *d, __u32 *rule, __u64 *expires)
 {
 	const struct sbx_net_rule *r;
 	__u8 v = SBX_V_NONE;
@@ -73,7 +73,7 @@ static __always_inline __u8 sbx_net_decide(const struct sbx_session *s, __u64 cg
 	if (r)
 		v = sbx_port_rules(r, d->port, d->proto, rule);
 	/* names (sbx_dns.h): what this session's lookups learned */
-	v = sbx_learned_merge(cgid, d->family, d->addr, d->port, d->proto, v, rule);
+	v = sbx_learned_merge(cgid, d->family, d->addr, d->port, d->proto, v, rule, expires);
 	if (v == SBX_V_NONE) {
 		v = s->pol.net_default;
 		*rule = s->pol.net_default_rule;
@@ -151,29 +151,69 @@ static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool s
 }
 
 
-/* The verdict for one destination of a session's socket, with the event. */
+static __always_inline bool sbx_dcache_hit(const struct sbx_dcache *c, const struct sbx_session *s,
+					   __u64 cgid, const struct sbx_dest *d, __u64 epoch)
+{
+	__u8 diff = 0;
+
+	if (c->cgid != cgid || c->policy_id != s->pol.policy_id || c->net_epoch != epoch ||
+	    c->family != d->family || c->port != d->port || c->proto != d->proto)
+		return false;
+	#pragma unroll
+	for (int i = 0; i < 16; i++)
+		diff |= c->addr[i] ^ d->addr[i];
+	return !diff && (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
+}
+
+static __always_inline __u64 sbx_net_epoch(void)
+{
+	__u32 k = SBX_EPOCH_NET;
+	__u64 *e = bpf_map_lookup_elem(&sbx_epoch, &k);
+
+	return e ? *e : ~0ull;	/* ~0: never matches a stored epoch (see below) */
+}
+
+/*
+ * The verdict for one destination of a session's socket, with the event.
+ * csk: a datagram socket whose allowed destination may be remembered
+ * (sbx_dcache), or NULL.
+ */
 static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, struct sock *sk,
-					 int rc, struct sbx_dest *d, __u8 proto, __u16 op)
+					 int rc, struct sbx_dest *d, __u8 proto, __u16 op,
+					 struct sock *csk)
 {
 	struct sbx_event *e;
+	__u64 expires = ~0ull, epoch = 0;
 	__u32 rule = 0;
 	__u8 v;
 	int ret;
 
 	if (rc > 0)
 		return 0;
-	sbx_stat_inc(SBX_STAT_CHECKS);
 	if (rc < 0) {
+		sbx_stat_inc(SBX_STAT_CHECKS);
 		v = SBX_V_DENY;
 		rule = SBX_RULE_DEST_UNPARSED;
 	} else {
 		d->proto = proto;
+		if (csk) {
+			struct sbx_dcache *c = bpf_sk_storage_get(&sbx_dcache, csk, 0, 0);
+
+			/* read before anything is decided: the daemon moves it
+			 * after it changes what the decision reads */
+			epoch = sbx_net_epoch();
+			if (c && sbx_dcache_hit(c, s, cgid, d, epoch)) {
+				sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
+				return 0;
+			}
+		}
+		sbx_stat_inc(SBX_STAT_CHECKS);
 		/* names (sbx_dns.h): DNS goes to the session's resolver */
 		v = sbx_dns_dest(sk, d->family, d->addr, d->port, proto, cgid, &rule);
 		if (v == SBX_V_ALLOW)
 			return 0;
 		if (v == SBX_V_NONE)
-			v = sbx_net_decide(s, cgid, d, &rule);
+			v = sbx_net_decide(s, cgid, d, &rule, &expires);
 		if (v == SBX_V_ASK && (s->pol.flags & SBX_PF_HAS_GRANTS) &&
 		    sbx_addr_granted(cgid, d->family, d->addr, d->port)) {
 			v = SBX_V_AUDIT;
@@ -181,8 +221,24 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 			sbx_stat_inc(SBX_STAT_GRANT_USED);
 		}
 	}
-	if (v <= SBX_V_ALLOW)
+	if (v <= SBX_V_ALLOW) {
+		if (csk && epoch != ~0ull) {
+			struct sbx_dcache *c = bpf_sk_storage_get(&sbx_dcache, csk, 0,
+								  BPF_SK_STORAGE_GET_F_CREATE);
+
+			if (c) {
+				c->cgid = cgid;
+				c->policy_id = s->pol.policy_id;
+				c->net_epoch = epoch;
+				c->expires_ns = expires;
+				c->family = d->family;
+				c->port = d->port;
+				c->proto = d->proto;
+				__builtin_memcpy(c->addr, d->addr, 16);
+			}
+		}
 		return 0;
+	}
 
 	ret = sbx_verdict_ret(v);
 	sbx_count_verdict(v);
@@ -214,8 +270,10 @@ static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *
 	fam = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
 	type = BPF_CORE_READ(sock, type);
 	rc = sbx_parse_dest(fam, type, op == SBX_OP_SENDMSG, sa, len, &d);
+	/* a datagram's destination may be its socket's last one (sbx_dcache) */
 	return sbx_check_one(s, cgid, BPF_CORE_READ(sock, sk), rc, &d,
-			     BPF_CORE_READ(sock, sk, sk_protocol), op);
+			     BPF_CORE_READ(sock, sk, sk_protocol), op,
+			     op == SBX_OP_SENDMSG && type == SOCK_DGRAM ? sock->sk : NULL);
 }
 
 SEC("lsm/socket_connect")
@@ -256,7 +314,7 @@ int BPF_PROG(sbx_sctp_bind_connect, struct sock *sk, int optname, struct sockadd
 {
 	struct sbx_session *s;
 	struct sbx_dest d = {};
-	__u64 cgid = 0;
+	__u64 cgid = 0, expires;
 	__u16 fam;
 	int off = 0;
 
@@ -279,19 +337,21 @@ int BPF_PROG(sbx_sctp_bind_connect, struct sock *sk, int optname, struct sockadd
 		if (off >= addrlen)
 			return 0;
 		if (bpf_probe_read_kernel(&af, sizeof(af), (void *)address + off))
-			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
+			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT, NULL);
 		step = af == AF_INET ? (int)sizeof(struct sockaddr_in) :
 		       af == AF_INET6 ? (int)sizeof(struct sockaddr_in6) : 0;
 		if (!step || sbx_parse_dest(fam, SOCK_STREAM, false, (void *)address + off,
 					    addrlen - off, &d) < 0)
-			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
+			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT,
+					     NULL);
 		d.proto = IPPROTO_SCTP;
-		if (sbx_net_decide(s, cgid, &d, &rule) > SBX_V_ALLOW)
-			return sbx_check_one(s, cgid, sk, 0, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
+		if (sbx_net_decide(s, cgid, &d, &rule, &expires) > SBX_V_ALLOW)
+			return sbx_check_one(s, cgid, sk, 0, &d, IPPROTO_SCTP, SBX_OP_CONNECT,
+					     NULL);
 		off += step;
 	}
 	return off >= addrlen ? 0 :
-	       sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
+	       sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT, NULL);
 }
 
 /* ---- unix sockets: decided on the listener ------------------------------ */

@@ -136,6 +136,33 @@ SBX_MAP struct {
 	__type(value, struct sbx_listener);
 } sbx_listeners SEC(".maps");
 
+/*
+ * A datagram socket's last allowed destination (network.bpf.c): a stream
+ * of datagrams to one peer (QUIC, DNS, RTP) then costs one storage lookup
+ * instead of two LPM lookups and a learned-address lookup each. It holds
+ * for the session and policy that decided it, while the daemon has changed
+ * nothing a network decision reads (SBX_EPOCH_NET), and until the learned
+ * address it relied on expires. Only plain allows are kept: whatever
+ * makes an event, and DNS to the session's resolver, is decided each time.
+ */
+struct sbx_dcache {
+	__u64 cgid;
+	__u64 net_epoch;
+	__u64 expires_ns;	/* CLOCK_BOOTTIME; ~0: no learned address */
+	__u32 policy_id;
+	__u16 port;
+	__u8  family;
+	__u8  proto;
+	__u8  addr[16];
+};
+
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sbx_dcache);
+} sbx_dcache SEC(".maps");
+
 /* who is at the daemon's end of a control connection (struct sbx_ctl_peer) */
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);

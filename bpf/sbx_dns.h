@@ -75,10 +75,12 @@ refuse:
  * default would have decided.
  */
 static __always_inline __u8 sbx_learned_merge(__u64 cgid, __u16 family, const __u8 *addr,
-					      __u16 port, __u8 proto, __u8 v, __u32 *rule)
+					      __u16 port, __u8 proto, __u8 v, __u32 *rule,
+					      __u64 *expires)
 {
 	struct sbx_learned_key k = { .cgid = cgid };
 	const struct sbx_learned *l;
+	__u64 now;
 
 	if (family == AF_INET) {
 		k.addr[10] = 0xff;
@@ -88,8 +90,13 @@ static __always_inline __u8 sbx_learned_merge(__u64 cgid, __u16 family, const __
 		__builtin_memcpy(k.addr, addr, 16);
 	}
 	l = bpf_map_lookup_elem(&sbx_learned, &k);
-	if (!l || bpf_ktime_get_boot_ns() > l->expires_ns)
+	if (!l)
 		return v;
+	now = bpf_ktime_get_boot_ns();
+	if (now > l->expires_ns)
+		return v;
+	/* whatever it says, the decision holds only while it is there */
+	*expires = l->expires_ns;
 	#pragma unroll
 	for (int i = 0; i < SBX_LEARNED_PORT_RULES; i++) {
 		if (i >= l->count)

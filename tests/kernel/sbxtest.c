@@ -156,6 +156,57 @@ static int do_sendto(char **a, int fastopen)
 	return rc;
 }
 
+/*
+ * udp-seq FAM STEP...: one datagram socket, the steps in order.
+ *   ADDR,PORT[,N]  send N datagrams (default 1) to ADDR:PORT; one line:
+ *                  "OK", or "ERR <errno name>" of the first that failed
+ *   @FILE          wait (up to 60 s) until FILE exists
+ * The verdict a socket remembers (bpf/network.bpf.c, sbx_dcache) is
+ * tried by the same socket sending again, after a change or to another
+ * destination.
+ */
+static int do_udp_seq(char **a, int n)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd = -1, rc = 0;
+
+	for (int i = 1; i < n; i++) {
+		char spec[256], *port, *count;
+		long k = 1, sent = 0;
+		int err = 0;
+
+		if (a[i][0] == '@') {
+			for (int t = 0; t < 1200 && access(a[i] + 1, F_OK); t++)
+				usleep(50000);
+			continue;
+		}
+		snprintf(spec, sizeof(spec), "%s", a[i]);
+		port = strchr(spec, ',');
+		if (!port)
+			return EINVAL;
+		*port++ = 0;
+		count = strchr(port, ',');
+		if (count) {
+			*count++ = 0;
+			k = atol(count);
+		}
+		if (parse_sa(a[0], spec, port, &ss, &len))
+			return EINVAL;
+		if (fd < 0 && (fd = socket(ss.ss_family, SOCK_DGRAM, 0)) < 0)
+			return errno;
+		for (; sent < k && !err; sent++)
+			if (sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0)
+				err = errno;
+		report(err);
+		fflush(stdout);
+		rc |= err != 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* listen FAM ADDR PORT N: accept N connections, print each, then exit */
 static int do_listen(char **a, int n)
 {
@@ -846,6 +897,8 @@ int main(int argc, char **argv)
 		return report(do_connect(a, n > 3 && !strcmp(a[3], "udp")));
 	if (!strcmp(c, "sendto") && n >= 3)
 		return report(do_sendto(a, 0));
+	if (!strcmp(c, "udp-seq") && n >= 2)
+		return do_udp_seq(a, n);
 	if (!strcmp(c, "fastopen") && n >= 3)
 		return report(do_sendto(a, 1));
 	if (!strcmp(c, "listen") && n >= 3)

@@ -177,6 +177,24 @@ print("open OK")
 	$SBXT connect 4 10.99.0.8 8080 >/dev/null || true
 }
 
+# the same for datagrams, which a socket's remembered verdict must not carry
+# past the answer's lifetime
+test_datagrams_to_an_expired_address_refused_on_the_same_socket() {
+	dns_up
+	rm -f /tmp/go.udp
+	in_session $DPOL sh -c "$Q short.test A >/tmp/q.out && exec $SBXT udp-seq 4 10.99.0.8,8080,20 \
+		@/tmp/go.udp 10.99.0.8,8080" >/tmp/udp-ttl.out 2>&1 &
+	bg=$!
+	wait_for grep -q . /tmp/udp-ttl.out || fail "no first result: $(cat /tmp/udp-ttl.out /tmp/q.out)"
+	grep -q "^NOERROR 10.99.0.8$" /tmp/q.out || fail "answer: $(cat /tmp/q.out)"
+	sleep 4	# TTL 1 s + grace 2 s
+	touch /tmp/go.udp
+	wait $bg || true
+	[ "$(tr '\n' ' ' </tmp/udp-ttl.out)" = "OK ERR EPERM " ] ||
+		fail "before and after the TTL and grace: $(tr '\n' ' ' </tmp/udp-ttl.out)"
+	event operation=sendmsg object=10.99.0.8:8080 verdict=ask
+}
+
 test_answer_that_changes_and_cname_chain_are_followed() {
 	dns_up
 	serve 10.99.0.2; serve 10.99.0.3; serve 10.99.0.4

@@ -53,3 +53,43 @@ test_tcp_fastopen_denied() {
 	expect "ERR EPERM" in_session $POL/core.yaml $SBXT fastopen 4 10.66.1.1 443
 	event operation=sendmsg object=10.66.1.1:443
 }
+
+# A datagram socket remembers its last allowed destination (sbx_dcache):
+# a stream to one peer is decided once. What it remembers must never
+# outlive what decided it: another destination, a reload and a denied
+# send on the same socket are each decided again.
+test_datagram_stream_decided_once_and_the_socket_forgets_on_change() {
+	rm -rf $PROJ/.sandbox
+	cat >/tmp/udp-deny.yaml <<YAML
+version: 1
+extends: $POL/core.yaml
+network:
+  rules:
+    - cidr: 127.0.0.1/32
+      port: 7402
+      verdict: deny
+      reason: "test: reloaded"
+YAML
+	chmod 644 /tmp/udp-deny.yaml
+	rm -f /tmp/go.*
+	"$SBX" status --json >/tmp/st0.json
+	in_session $POL/core.yaml $SBXT udp-seq 4 127.0.0.1,7402,50 @/tmp/go.1 \
+		127.0.0.1,7403 127.0.0.1,7001 127.0.0.1,7402 @/tmp/go.2 127.0.0.1,7402 \
+		>/tmp/udp-seq.out 2>&1 &
+	bg=$!
+	wait_for grep -q . /tmp/udp-seq.out || fail "no first result: $(cat /tmp/udp-seq.out)"
+	"$SBX" status --json >/tmp/st1.json
+	h0=$($SBXT json-get /tmp/st0.json stats.datagram_cache_hits)
+	h1=$($SBXT json-get /tmp/st1.json stats.datagram_cache_hits)
+	[ $((h1 - h0)) -ge 49 ] || fail "50 datagrams to one peer: $((h1 - h0)) cache hits"
+	touch /tmp/go.1
+	wait_for sh -c '[ $(grep -c . /tmp/udp-seq.out) -ge 4 ]' || fail "steps: $(cat /tmp/udp-seq.out)"
+	out=$(as_user "$SBX" reload --project $PROJ --policy /tmp/udp-deny.yaml 2>&1) || fail "reload: $out"
+	touch /tmp/go.2
+	wait $bg || true
+	# 7402 x50, 7403, 7001 (denied by core.yaml), 7402 again, 7402 after the reload
+	[ "$(tr '\n' ' ' </tmp/udp-seq.out)" = "OK OK ERR EPERM OK ERR EPERM " ] ||
+		fail "results: $(tr '\n' ' ' </tmp/udp-seq.out)"
+	event operation=sendmsg object=127.0.0.1:7001 verdict=deny
+	event operation=sendmsg object=127.0.0.1:7402 verdict=deny
+}

@@ -223,6 +223,7 @@ int sbx_session_push_hdr(struct sbx_daemon *d, struct sbx_session_rt *s)
 		v.pol.flags &= ~SBX_PF_HAS_GRANTS;
 	if (bpf_map_update_elem(d->k.sessions, &s->cgid, &v, BPF_ANY))
 		return -errno;
+	sbx_net_changed(&d->k);	/* its network default may be another */
 	return 0;
 }
 

@@ -572,6 +572,20 @@ int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX])
 	return 0;
 }
 
+void sbx_net_changed(const struct sbx_kernel *k)
+{
+	__u32 key = SBX_EPOCH_NET;
+	__u64 v;
+
+	/* only the daemon writes this counter: read, add, write is safe */
+	if (bpf_map_lookup_elem(k->epoch, &key, &v) == 0) {
+		v++;
+		if (bpf_map_update_elem(k->epoch, &key, &v, BPF_ANY) == 0)
+			return;
+	}
+	sbx_warn("moving the network epoch: %s", strerror(errno));
+}
+
 /*
  * Delete every key of a hash map for which doomed() says so; the policy id
  * is the 32-bit word at id_off (network keys hold it big-endian).

@@ -26,6 +26,11 @@ void sbx_kernel_close(struct sbx_kernel *k);
 /* Remove every pin: enforcement stops. */
 int sbx_kernel_unload(char **err);
 int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX]);
+/* Something a network decision reads changed (CIDR rules, a session's
+ * policy header, learned addresses): datagram verdicts that sockets
+ * remember are stale. Call it after the change, never before: a decision
+ * reads the epoch first, so one made in between is not kept. */
+void sbx_net_changed(const struct sbx_kernel *k);
 /* Is BPF-LSM active? (reads /sys/kernel/security/lsm) */
 bool sbx_bpf_lsm_active(char **lsm_list);
 /* Delete every key of map fd whose first 4 bytes (policy_id) match. For

@@ -89,6 +89,7 @@ static int sync_addr(struct sbx_daemon *d, struct sbx_session_rt *s, const uint8
 	if (!v.expires_ns) {
 		if (bpf_map_delete_elem(d->k.learned, &k) && errno != ENOENT)
 			return -errno;
+		sbx_net_changed(&d->k);
 		return 0;
 	}
 	qsort(all, n, sizeof(all[0]), cmp_port_rule);
@@ -109,6 +110,7 @@ static int sync_addr(struct sbx_daemon *d, struct sbx_session_rt *s, const uint8
 	}
 	if (bpf_map_update_elem(d->k.learned, &k, &v, BPF_ANY))
 		return -errno;
+	sbx_net_changed(&d->k);
 	return 0;
 }
 

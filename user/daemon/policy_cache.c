@@ -51,6 +51,7 @@ static bool is_policy(uint32_t id, void *want)
 void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id)
 {
 	delete_rules(k, is_policy, &policy_id);
+	sbx_net_changed(k);
 }
 
 int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **err)
@@ -63,6 +64,7 @@ int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **
 	INSERT_ALL(k->name_rules, c->name, c->n_name);
 	INSERT_ALL(k->net4, c->net4, c->n_net4);
 	INSERT_ALL(k->net6, c->net6, c->n_net6);
+	sbx_net_changed(k);
 	return 0;
 fail:
 	/* A policy is in force whole or not at all: fail closed. */
