@@ -172,6 +172,11 @@ unit: $(BUILD)/unit-tests $(BUILD)/bpfsbx-san
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		$(BUILD)/unit-tests $(T)
 
+# the kernel suite's DNS client (t_dns.sh), with ldns
+$(BUILD)/dnsq: tests/kernel/dnsq.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lldns
+
 # the policy library's tests alone: lib/ and policy/, no BPF toolchain
 POLICY_UNIT_SRCS := tests/unit/main.c $(filter-out tests/unit/policy_cli.c,$(wildcard tests/unit/policy_*.c))
 $(BUILD)/unit-policy: $(call obj,$(BASE_SRCS) $(POLICY_SRCS) $(POLICY_UNIT_SRCS),san)
@@ -211,11 +216,11 @@ $(BUILD)/queue-fixture: tests/e2e/queue_fixture.c $(call obj,$(BASE_SRCS) $(POLI
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $^ -ljansson -lyaml
 
-test: all $(BUILD)/sbxtest $(BUILD)/queue-fixture $(BUILD)/unit-tests $(BUILD)/bpfsbx-san fuzz
+test: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture $(BUILD)/unit-tests $(BUILD)/bpfsbx-san fuzz
 	$(Q)tests/run
 
 # make vmtest [T=REGEX] [K="6.1 6.12"]: the kernel suite, or the tests whose name matches REGEX
-vmtest: all $(BUILD)/sbxtest $(BUILD)/queue-fixture
+vmtest: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture
 	$(Q)VMTEST_FILTER="$(T)" VMTEST_KERNELS="$(or $(K),6.1 6.12)" tests/run --only vm
 
 bench: all

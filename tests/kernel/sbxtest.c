@@ -250,6 +250,40 @@ static int write_str(const char *path, const char *s)
 
 /* event-match FILE key=value ...: count JSON lines where every key (dotted
  * paths allowed: rule.id) has the value (compared as text). */
+/* does event j match every KEY=VALUE (KEY a.b.c) of filters? */
+static int event_matches(json_t *j, int n, char **filters)
+{
+	for (int i = 0; i < n; i++) {
+		char *eq = strchr(filters[i], '='), key[256], *dot, *tok;
+		json_t *v = j;
+		int ok;
+
+		if (!eq || eq - filters[i] >= (int)sizeof(key))
+			return 0;
+		memcpy(key, filters[i], eq - filters[i]);
+		key[eq - filters[i]] = 0;
+		for (tok = key; tok && v; tok = dot ? dot + 1 : NULL) {
+			dot = strchr(tok, '.');
+			if (dot)
+				*dot = 0;
+			v = json_object_get(v, tok);
+		}
+		if (!v) {
+			ok = 0;
+		} else if (json_is_string(v)) {
+			ok = !strcmp(json_string_value(v), eq + 1);
+		} else {
+			char *t = json_dumps(v, JSON_ENCODE_ANY);
+
+			ok = t && !strcmp(t, eq + 1);
+			free(t);
+		}
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
 static int event_match(int argc, char **argv)
 {
 	FILE *f = fopen(argv[0], "r");
@@ -263,42 +297,105 @@ static int event_match(int argc, char **argv)
 	}
 	while (getline(&line, &cap, f) > 0) {
 		json_t *j = json_loads(line, 0, NULL);
-		int all = j != NULL;
 
-		for (int i = 1; all && i < argc; i++) {
-			char *eq = strchr(argv[i], '='), key[256], *dot, *tok;
-			json_t *v = j;
-
-			if (!eq || eq - argv[i] >= (int)sizeof(key)) {
-				all = 0;
-				break;
-			}
-			memcpy(key, argv[i], eq - argv[i]);
-			key[eq - argv[i]] = 0;
-			for (tok = key; tok && v; tok = dot ? dot + 1 : NULL) {
-				dot = strchr(tok, '.');
-				if (dot)
-					*dot = 0;
-				v = json_object_get(v, tok);
-			}
-			if (!v) {
-				all = 0;
-			} else if (json_is_string(v)) {
-				all = !strcmp(json_string_value(v), eq + 1);
-			} else {
-				char *t = json_dumps(v, JSON_ENCODE_ANY);
-
-				all = t && !strcmp(t, eq + 1);
-				free(t);
-			}
-		}
-		count += all;
+		count += j && event_matches(j, argc - 1, argv + 1);
 		json_decref(j);
 	}
 	free(line);
 	fclose(f);
 	printf("%d\n", count);
 	return count ? 0 : 1;
+}
+
+/*
+ * events-missing EVENTS SPECS [MS]: SPECS has one expected event a line,
+ * its KEY=VALUE filters separated by tabs. Reads EVENTS again until every
+ * spec has a matching event or MS (default 3000) have passed; prints the
+ * specs still missing; 0 when none is.
+ */
+static int events_missing(char **a, int n)
+{
+	char *specs[4096][16], *buf = NULL, *line = NULL;
+	int nf[4096], ns = 0, left, found[4096] = { 0 };
+	long wait_ms = n > 2 ? atol(a[2]) : 3000;
+	size_t cap = 0, len = 0;
+	FILE *f = fopen(a[1], "r");
+
+	if (!f || getdelim(&buf, &len, 0, f) < 0)
+		return 2;
+	fclose(f);
+	for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l && ns < 4096;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char *s2 = NULL;
+
+		nf[ns] = 0;
+		for (char *t = strtok_r(l, "\t", &s2); t && nf[ns] < 16; t = strtok_r(NULL, "\t", &s2))
+			specs[ns][nf[ns]++] = t;
+		ns++;
+	}
+	left = ns;
+	for (long waited = 0; left && waited <= wait_ms; waited += 100) {
+		FILE *ev = fopen(a[0], "r");
+
+		while (ev && left && getline(&line, &cap, ev) > 0) {
+			json_t *j = json_loads(line, 0, NULL);
+
+			for (int i = 0; j && i < ns; i++)
+				if (!found[i] && event_matches(j, nf[i], specs[i])) {
+					found[i] = 1;
+					left--;
+				}
+			json_decref(j);
+		}
+		if (ev)
+			fclose(ev);
+		if (left)
+			usleep(100000);
+	}
+	for (int i = 0; i < ns; i++)
+		if (!found[i]) {
+			for (int k = 0; k < nf[i]; k++)
+				printf("%s%s", k ? " " : "", specs[i][k]);
+			printf("\n");
+		}
+	free(line);
+	free(buf);
+	return left ? 1 : 0;
+}
+
+/* open-list FILE: open(2) each path (one a line), read-only; one line each:
+ * "PATH<TAB>OK <its first line>" or "PATH<TAB>ERR <errno name>" */
+static int open_list(const char *list)
+{
+	FILE *f = fopen(list, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t l;
+
+	if (!f)
+		return 2;
+	while ((l = getline(&line, &cap, f)) > 0) {
+		char first[256] = "";
+		int fd;
+
+		if (line[l - 1] == '\n')
+			line[--l] = 0;
+		fd = open(line, O_RDONLY);
+		if (fd < 0) {
+			const char *e = strerrorname_np(errno);
+
+			printf("%s\tERR %s\n", line, e ? e : "?");
+			continue;
+		}
+		l = read(fd, first, sizeof(first) - 1);
+		first[l > 0 ? l : 0] = 0;
+		first[strcspn(first, "\n")] = 0;
+		printf("%s\tOK %s\n", line, first);
+		close(fd);
+	}
+	free(line);
+	fclose(f);
+	return 0;
 }
 
 
@@ -925,6 +1022,10 @@ int main(int argc, char **argv)
 		return report(write_str(a[0], a[1]));
 	if (!strcmp(c, "event-match") && n >= 1)
 		return event_match(n, a);
+	if (!strcmp(c, "events-missing") && n >= 2)
+		return events_missing(a, n);
+	if (!strcmp(c, "open-list") && n == 1)
+		return open_list(a[0]);
 	if (!strcmp(c, "json-get") && n == 2) {
 		/* json-get FILE a.b.c: print the value (strings bare) */
 		json_t *j = json_load_file(a[0], 0, NULL), *v = j;

@@ -8,7 +8,8 @@
 DNSD=$ROOT/tests/kernel/dns
 DPOL=$POL/dns.yaml
 DNSLOG=/tmp/dns-upstream.log
-Q="/usr/bin/python3 -I $DNSD/query.py"
+# the DNS client (tests/kernel/dnsq.c): NAME [TYPE] [SERVER] [PORT] [tcp]
+Q=$ROOT/build/dnsq
 
 dns_up() {
 	ip addr add 10.99.0.0/24 dev lo 2>/dev/null || true
@@ -170,7 +171,7 @@ except OSError as e:
     print("second", e.errno)
 s.send(b"still here")   # the open connection keeps working
 print("open OK")
-' $DNSD/query.py short.test A >/tmp/ttl.out 2>&1 || true
+' $Q short.test A >/tmp/ttl.out 2>&1 || true
 	grep -q "^first NOERROR 10.99.0.8$" /tmp/ttl.out || fail "$(cat /tmp/ttl.out)"
 	grep -q "^second 1$" /tmp/ttl.out || fail "after TTL and grace: $(cat /tmp/ttl.out)"
 	grep -q "^open OK$" /tmp/ttl.out || fail "the open connection: $(cat /tmp/ttl.out)"
@@ -297,37 +298,3 @@ import time; time.sleep(6)
 	wait $fl || true
 }
 
-# Figures, not a pass/fail bar (the guest runs under TCG): resolution
-# through the daemon against a direct query to the upstream, the daemon's
-# time from an upstream answer to the kernel entries, and a connect to a
-# learned address against one to a CIDR rule's.
-test_measure_resolution_and_connect() {
-	dns_up
-	TIMEQ='import socket, struct, sys, time
-srv, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
-t = []
-for i in range(n):
-    q = struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0) + b"\x02ok\x04test\x00\x00\x01\x00\x01"
-    t0 = time.perf_counter(); s.sendto(q, (srv, port)); s.recv(4096); t.append(time.perf_counter() - t0)
-t.sort(); print("%.0f" % (t[len(t) // 2] * 1e6))'
-	direct=$(as_user /usr/bin/python3 -I -c "$TIMEQ" 127.0.0.1 5300 200)
-	via=$(in_session $DPOL /usr/bin/python3 -I -c "$TIMEQ" 198.51.100.53 53 200)
-	[ -n "$direct" ] && [ -n "$via" ] || fail "timing: direct '$direct' via '$via'"
-	echo "MEASURE: dns query p50: ${via} us through the daemon, ${direct} us direct to the upstream (ratio $(awk "BEGIN{printf \"%.2f\", $via/$direct}"))"
-	"$SBX" status --json >/tmp/st.json
-	/usr/bin/python3 -c 'import json,sys; l=json.load(open("/tmp/st.json"))["dns_answer_to_map"]; print("MEASURE: upstream answer to kernel map: p50 %.1f us, p99 %.1f us (%d samples)" % (l.get("p50_ns",0)/1e3, l.get("p99_ns",0)/1e3, l["samples"]))'
-	$SBXT listen 4 10.99.0.1 8080 400 >/tmp/srv-m1 2>&1 &
-	$SBXT listen 4 10.99.0.20 8080 400 >/tmp/srv-m2 2>&1 &
-	wait_for grep -q LISTENING /tmp/srv-m1 && wait_for grep -q LISTENING /tmp/srv-m2 || fail "servers"
-	CONN='import socket, subprocess, sys, time
-subprocess.run(sys.argv[2:], capture_output=True)
-t = []
-for i in range(400):
-    t0 = time.perf_counter(); c = socket.create_connection((sys.argv[1], 8080)); t.append(time.perf_counter() - t0); c.close()
-t.sort(); print("%.1f" % (t[len(t) // 2] * 1e6))'
-	learned=$(in_session $DPOL /usr/bin/python3 -I -c "$CONN" 10.99.0.1 /usr/bin/python3 -I $DNSD/query.py ok.test)
-	cidr=$(in_session $DPOL /usr/bin/python3 -I -c "$CONN" 10.99.0.20 true)
-	[ -n "$learned" ] && [ -n "$cidr" ] || fail "connects: learned '$learned' cidr '$cidr'"
-	echo "MEASURE: connect p50: ${learned} us to a learned address, ${cidr} us to a CIDR rule's"
-}

@@ -36,13 +36,15 @@ static const char policy_usage[] =
 	"usage: bpfsbx policy check [FILE] [--project DIR] [--home DIR] [--no-resolve]\n"
 	"       bpfsbx policy explain [FILE] [--project DIR] [--home DIR] [--no-resolve]\n"
 	"                             (PATH | @ABSTRACT | HOST | HOST:PORT | ADDRESS:PORT |\n"
-	"                              [IPV6]:PORT | -- CMD [ARGS...])\n"
+	"                              [IPV6]:PORT | -- CMD [ARGS...] | --paths-from LIST)\n"
 	"       bpfsbx policy compile --dump FILE [--project DIR] [--home DIR] [--no-resolve]\n"
 	"                             [--policy-id N]\n"
 	"\n"
 	"  --project DIR   the directory ${PROJECT} stands for (default: the current directory)\n"
 	"  --home DIR      the directory ~ and ${HOME} stand for (default: $HOME)\n"
 	"  --no-resolve    accepted for old scripts; nothing is resolved any more\n"
+	"  --paths-from LIST  explain every path in LIST (one a line; - is stdin) with one\n"
+	"                  compile, each as `explain PATH` would\n"
 	"  -h, --help      this help\n"
 	"\n"
 	"FILE defaults to ./.sandbox/policy.yaml. explain -- CMD classifies the command line\n"
@@ -53,6 +55,7 @@ struct popts {
 	const char *project;
 	const char *home;
 	const char *target;
+	const char *paths_from;
 	char **cmd;
 	int ncmd;
 	bool dump;
@@ -125,6 +128,14 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 			o->no_resolve = true;
 			continue;
 		}
+		if (!strcmp(a, "--paths-from")) {
+			if (mode != 'e')
+				return usage_error("--paths-from is only for explain");
+			if (i + 1 >= argc)
+				return usage_error("%s needs an argument", a);
+			o->paths_from = argv[++i];
+			continue;
+		}
 		if (!strcmp(a, "--dump")) {
 			if (mode != 'd')
 				return usage_error("--dump is only for compile");
@@ -143,7 +154,7 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 		npos++;
 	}
 	/* explain X: X is the target, FILE the default */
-	if (mode == 'e' && npos == 1 && !o->cmd) {
+	if (mode == 'e' && npos == 1 && !o->cmd && !o->paths_from) {
 		o->target = o->file;
 		o->file = NULL;
 	}
@@ -153,8 +164,8 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 					   "name the policy file)", SBX_POLICY_FILE);
 		o->file = SBX_POLICY_FILE;
 	}
-	if (mode == 'e' && !o->target == !o->cmd)
-		return usage_error("explain needs one PATH, HOST:PORT or -- CMD");
+	if (mode == 'e' && (!!o->target + !!o->cmd + !!o->paths_from) != 1)
+		return usage_error("explain needs one PATH, HOST:PORT, -- CMD or --paths-from LIST");
 	if (mode == 'd' && !o->dump)
 		return usage_error("compile needs --dump (the only output form)");
 	return 0;
@@ -529,6 +540,52 @@ static int explain_command(const struct popts *o, const struct loaded *L)
 	return rc;
 }
 
+static int explain_one_path(const struct loaded *L, const char *target)
+{
+	char *p = target[0] == '~' && (target[1] == '/' || !target[1]) ?
+		sbx_asprintf("%s%s", L->home, target + 1) : sbx_abspath(target);
+	int rc;
+
+	printf("%s: a path, %s\n", target, p ? p : "?");
+	rc = p ? explain_path(L, p) : SBX_EXIT_FAIL;
+	free(p);
+	return rc;
+}
+
+/* --paths-from: every line a path, one compile for all; the first failure's
+ * status, after every path was tried */
+static int explain_paths_from(const struct loaded *L, const char *list)
+{
+	FILE *f = strcmp(list, "-") ? fopen(list, "re") : stdin;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = SBX_EXIT_OK, lineno = 0;
+
+	if (!f) {
+		fprintf(stderr, "bpfsbx policy: --paths-from %s: %s\n", list, strerror(errno));
+		return SBX_EXIT_FAIL;
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (line[n - 1] == '\n')
+			line[--n] = 0;
+		if (!n)
+			continue;
+		if (strlen(line) != (size_t)n) {
+			fprintf(stderr, "bpfsbx policy: %s:%d: a NUL byte in a path\n", list, lineno);
+			rc = SBX_EXIT_FAIL;
+			continue;
+		}
+		if (explain_one_path(L, line) && rc == SBX_EXIT_OK)
+			rc = SBX_EXIT_FAIL;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
 static int cmd_explain(const struct popts *o)
 {
 	struct loaded L;
@@ -538,7 +595,9 @@ static int cmd_explain(const struct popts *o)
 		loaded_free(&L);
 		return SBX_EXIT_FAIL;
 	}
-	if (o->cmd) {
+	if (o->paths_from) {
+		rc = explain_paths_from(&L, o->paths_from);
+	} else if (o->cmd) {
 		rc = explain_command(o, &L);
 	} else if (o->target[0] == '@' && o->target[1]) {
 		printf("%s: an abstract unix socket name\n", o->target);
@@ -554,12 +613,7 @@ static int cmd_explain(const struct popts *o)
 		fflush(stdout);
 		rc = explain_name(&L, o->target, 0);
 	} else {
-		char *p = o->target[0] == '~' && (o->target[1] == '/' || !o->target[1]) ?
-			sbx_asprintf("%s%s", L.home, o->target + 1) : sbx_abspath(o->target);
-
-		printf("%s: a path, %s\n", o->target, p ? p : "?");
-		rc = p ? explain_path(&L, p) : SBX_EXIT_FAIL;
-		free(p);
+		rc = explain_one_path(&L, o->target);
 	}
 	loaded_free(&L);
 	return rc;
