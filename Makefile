@@ -235,7 +235,7 @@ $(BUILD)/bench/sbxbench: $(BENCH_SRCS) tools/bench/bench.h $(BENCH_LIBOBJS)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(BENCH_SRCS) $(BENCH_LIBOBJS) \
-		$(LIBS) -lm
+		$(LIBS) -lldns -lm
 
 $(BUILD)/bench/landlock-exec: tools/bench/landlock_exec.c
 	@mkdir -p $(@D)

@@ -224,7 +224,7 @@ static int cmd_error(int argc, char **argv)
 static int cmd_worker(int argc, char **argv);
 
 static const struct bench_cmd cmds[] = {
-	{ "op", cmd_op, "op getppid|open|stat|exec|tcp|udp --iters N [--path P]" },
+	{ "op", cmd_op, "op NAME --iters N [--path P] (sbxbench_ops.c lists the names)" },
 	{ "calibrate", cmd_calibrate, "calibrate OP --target-ns NS [--path P]" },
 	{ "spawn", cmd_spawn, "spawn [--iters N] [--quiet] -- CMD ARGS..." },
 	{ "gen", cmd_gen, "gen --path P --rate PER_S --count N" },

@@ -7,6 +7,13 @@
  *   spawn [--iters N] -- CMD...    N runs of a command, one after another
  *   gen --path P --rate R --count N  paced opens (denial events per second)
  *
+ * Operations: getppid, open and stat (--path), the same on the guest's
+ * ext4 image and on a tmpfs (open_ext4, stat_ext4, open_tmpfs,
+ * stat_tmpfs: their own names, so that each is a row; --path says where),
+ * exec, tcp and udp over loopback, tcp_to (--path ADDR: a listener of its
+ * own on ADDR, which must be on lo), and dns (--path SERVER,PORT,NAME: an
+ * A query over UDP and its answer, built and read by ldns).
+ *
  * Each loop is timed as a whole with CLOCK_MONOTONIC; set-up (the
  * loopback listener, the receiving socket) is outside the timed region.
  * Every iteration checks its result: an operation that fails is a failed
@@ -27,6 +34,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <ldns/ldns.h>
 #include "tools/bench/bench.h"
 
 extern char **environ;
@@ -34,8 +42,10 @@ extern char **environ;
 struct op_ctx {
 	const char *path;
 	int lfd;			/* tcp: listener */
-	int sfd, rfd;			/* udp: sender, receiver */
+	int sfd, rfd;			/* udp: sender, receiver; dns: the socket */
 	struct sockaddr_in addr;	/* where to connect / send */
+	uint8_t *query;			/* dns: the question, on the wire */
+	size_t qlen;
 };
 
 static int op_getppid(struct op_ctx *c, uint64_t n)
@@ -90,7 +100,7 @@ static int op_exec(struct op_ctx *c, uint64_t n)
 	return 0;
 }
 
-static int tcp_setup(struct op_ctx *c)
+static int tcp_listen_on(struct op_ctx *c, in_addr_t addr)
 {
 	socklen_t l = sizeof(c->addr);
 	int one = 1;
@@ -100,12 +110,28 @@ static int tcp_setup(struct op_ctx *c)
 		return -errno;
 	setsockopt(c->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	c->addr.sin_family = AF_INET;
-	c->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	c->addr.sin_port = 0;
+	c->addr.sin_addr.s_addr = addr;
+	/* tcp_to: the port the policy's rules name; tcp: any */
+	c->addr.sin_port = addr == htonl(INADDR_LOOPBACK) ? 0 : htons(8080);
 	if (bind(c->lfd, (struct sockaddr *)&c->addr, sizeof(c->addr)) ||
 	    listen(c->lfd, 128) || getsockname(c->lfd, (struct sockaddr *)&c->addr, &l))
 		return -errno;
 	return 0;
+}
+
+static int tcp_setup(struct op_ctx *c)
+{
+	return tcp_listen_on(c, htonl(INADDR_LOOPBACK));
+}
+
+/* tcp_to --path ADDR: the same as tcp, to a listener on ADDR:8080 */
+static int tcp_to_setup(struct op_ctx *c)
+{
+	struct in_addr a;
+
+	if (!c->path || inet_pton(AF_INET, c->path, &a) != 1)
+		return -EINVAL;
+	return tcp_listen_on(c, a.s_addr);
 }
 
 /*
@@ -177,6 +203,69 @@ static int op_udp(struct op_ctx *c, uint64_t n)
 	return 0;
 }
 
+/* dns --path SERVER,PORT,NAME: the query is built once; each iteration
+ * sends it and reads the answer, which must be NOERROR with an answer */
+static int dns_setup(struct op_ctx *c)
+{
+	char spec[300], *port, *name;
+	ldns_rdf *dn;
+	ldns_pkt *q;
+	struct timeval tv = { .tv_sec = 5 };
+
+	if (!c->path || snprintf(spec, sizeof(spec), "%s", c->path) >= (int)sizeof(spec))
+		return -EINVAL;
+	port = strchr(spec, ',');
+	name = port ? strchr(port + 1, ',') : NULL;
+	if (!name)
+		return -EINVAL;
+	*port++ = 0;
+	*name++ = 0;
+	c->addr.sin_family = AF_INET;
+	c->addr.sin_port = htons((uint16_t)atoi(port));
+	if (inet_pton(AF_INET, spec, &c->addr.sin_addr) != 1)
+		return -EINVAL;
+	dn = ldns_dname_new_frm_str(name);
+	q = dn ? ldns_pkt_query_new(dn, LDNS_RR_TYPE_A, LDNS_RR_CLASS_IN, LDNS_RD) : NULL;
+	if (!q || ldns_pkt2wire(&c->query, q, &c->qlen) != LDNS_STATUS_OK) {
+		ldns_pkt_free(q);
+		return -EINVAL;
+	}
+	ldns_pkt_free(q);
+	c->sfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (c->sfd < 0)
+		return -errno;
+	setsockopt(c->sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return 0;
+}
+
+static int op_dns(struct op_ctx *c, uint64_t n)
+{
+	uint8_t buf[4096];
+
+	for (uint64_t i = 0; i < n; i++) {
+		ldns_pkt *a = NULL;
+		ssize_t r;
+		int ok;
+
+		/* a new id each time: the daemon must not take one for a retry */
+		c->query[0] = (uint8_t)(i >> 8);
+		c->query[1] = (uint8_t)i;
+		if (sendto(c->sfd, c->query, c->qlen, 0, (struct sockaddr *)&c->addr,
+			   sizeof(c->addr)) != (ssize_t)c->qlen)
+			return -errno;
+		r = recv(c->sfd, buf, sizeof(buf), 0);
+		if (r < 0)
+			return -errno;
+		ok = ldns_wire2pkt(&a, buf, (size_t)r) == LDNS_STATUS_OK &&
+		     ldns_pkt_id(a) == (uint16_t)i && ldns_pkt_get_rcode(a) == LDNS_RCODE_NOERROR &&
+		     ldns_pkt_ancount(a) > 0;
+		ldns_pkt_free(a);
+		if (!ok)
+			return -EPROTO;
+	}
+	return 0;
+}
+
 struct op_def {
 	const char *name;
 	int (*setup)(struct op_ctx *c);
@@ -188,9 +277,15 @@ static const struct op_def ops[] = {
 	{ "getppid", NULL, op_getppid, NULL },
 	{ "open", NULL, op_open, NULL },
 	{ "stat", NULL, op_stat, NULL },
+	{ "open_ext4", NULL, op_open, NULL },
+	{ "stat_ext4", NULL, op_stat, NULL },
+	{ "open_tmpfs", NULL, op_open, NULL },
+	{ "stat_tmpfs", NULL, op_stat, NULL },
 	{ "exec", NULL, op_exec, "/bin/true" },
 	{ "tcp", tcp_setup, op_tcp, NULL },
 	{ "udp", udp_setup, op_udp, NULL },
+	{ "tcp_to", tcp_to_setup, op_tcp, NULL },
+	{ "dns", dns_setup, op_dns, NULL },
 };
 
 static const struct op_def *op_find(const char *name)
@@ -209,6 +304,7 @@ static void op_close(struct op_ctx *c)
 		close(c->sfd);
 	if (c->rfd >= 0)
 		close(c->rfd);
+	free(c->query);
 }
 
 /* Run n iterations; *ns is the time of the loop alone. */

@@ -49,7 +49,7 @@ _bpfsbx()
 	hook) opts="pre-tool-use post-tool-use session-start --help" ;;
 	init) opts="--claude --mcp --codex --cursor --policy --help" ;;
 	mcp) opts="--project --help" ;;
-	policy) opts="check explain compile --dump --project --home --no-resolve --policy-id --help" ;;
+	policy) opts="check explain compile --dump --project --home --no-resolve --policy-id --paths-from --help" ;;
 	reload) opts="--policy --project --help" ;;
 	run) opts="--policy --project --as-root --help --" ;;
 	uninstall) opts="--help" ;;

@@ -41,6 +41,7 @@
 #include "user/daemon/sessions.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
+#include "lib/dirwatch.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
@@ -247,6 +248,8 @@ void sbx_daemon_fini(struct sbx_daemon *d)
 		d->pcache = e->next;
 		sbx_pcache_drop(e);
 	}
+	sbx_dirwatch_free(d->dirwatch);
+	d->dirwatch = NULL;
 	while (d->sessions) {
 		struct sbx_session_rt *s = d->sessions;
 

@@ -8,6 +8,7 @@
  * below). The protected set, the policy files no session may write, is
  * the union of every live session's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <bpf/bpf.h>
 #include "lib/alloc.h"
 #include "lib/clock.h"
+#include "lib/dirwatch.h"
 #include "lib/log.h"
 #include "user/daemon/compile_as.h"
 #include "user/daemon/policy_cache.h"
@@ -188,7 +190,7 @@ static bool idents_hold(const json_t *idents)
 /* The files look the same, no hard link has appeared (or gone) below
  * the directories the compile scanned for them, and the objects the rules
  * were compiled for are still those. */
-static bool stamps_hold(const json_t *stamps, bool check_links)
+static bool stamps_hold(const json_t *stamps, bool check_links, bool check_idents)
 {
 	const json_t *sources = json_object_get(stamps, "files"), *v;
 	const json_t *dirs = json_object_get(stamps, "scan_dirs");
@@ -217,7 +219,46 @@ static bool stamps_hold(const json_t *stamps, bool check_links)
 		if (!same)
 			return false;
 	}
-	return idents_hold(json_object_get(stamps, "idents"));
+	return !check_idents || idents_hold(json_object_get(stamps, "idents"));
+}
+
+/*
+ * Checking every path of a big policy costs a statx (or an open and an
+ * fdinfo read, on overlayfs) each: thousands for 10,000 rules, at every
+ * session start. Instead the daemon watches the way to each of them
+ * (lib/dirwatch.c): while no name on any way has changed and no mount
+ * or link has (SBX_EPOCH_LINK), every path still leads where it did.
+ * Without inotify the paths are checked every time.
+ */
+static void watch_ways(struct sbx_daemon *d, const struct sbx_pcache *e)
+{
+	const json_t *idents = json_object_get(e->sources, "idents"), *v;
+	size_t i;
+
+	if (!d->dirwatch && !d->dirwatch_failed) {
+		d->dirwatch = sbx_dirwatch_new();
+		if (!d->dirwatch) {
+			sbx_warn("inotify: %s: the compiled-policy cache checks every path at "
+				 "every session start", strerror(errno));
+			d->dirwatch_failed = true;
+		}
+	}
+	if (!d->dirwatch)
+		return;
+	sbx_dirwatch_add(d->dirwatch, e->policy_id, e->project);
+	sbx_dirwatch_add(d->dirwatch, e->policy_id, e->home);
+	json_array_foreach(idents, i, v) {
+		const char *path = json_string_value(json_array_get(v, 0));
+
+		/* one that cannot be watched leaves the entry checked the slow way */
+		if (!path || sbx_dirwatch_add(d->dirwatch, e->policy_id, path))
+			break;
+	}
+}
+
+static bool ways_quiet(struct sbx_daemon *d, const struct sbx_pcache *e)
+{
+	return d->dirwatch && !sbx_dirwatch_stale(d->dirwatch, e->policy_id);
 }
 
 /*
@@ -240,7 +281,7 @@ void sbx_pcache_drop(struct sbx_pcache *e)
 	free(e->home);
 	free(e->project);
 	free(e->policy_path);
-	sbx_rule_rows_free(e->rules, e->n_rules);
+	sbx_rule_table_unref(e->rules);
 	free(e->protect);
 	json_decref(e->sources);
 	json_decref(e->diags);
@@ -261,8 +302,10 @@ static bool policy_in_use(struct sbx_daemon *d, uint32_t id)
 
 void sbx_policy_release(struct sbx_daemon *d, uint32_t id)
 {
-	if (id && !policy_in_use(d, id))
+	if (id && !policy_in_use(d, id)) {
 		sbx_policy_remove(&d->k, id);
+		sbx_state_policy_gone(id);
+	}
 }
 
 void sbx_pcache_expire(struct sbx_daemon *d, bool all)
@@ -276,6 +319,8 @@ void sbx_pcache_expire(struct sbx_daemon *d, bool all)
 		if (all || now - e->born_ns > SBX_PCACHE_TTL_NS) {
 			uint32_t id = e->policy_id;
 
+			if (d->dirwatch)
+				sbx_dirwatch_forget(d->dirwatch, id);
 			*pp = e->next;
 			sbx_pcache_drop(e);
 			sbx_policy_release(d, id);
@@ -285,23 +330,9 @@ void sbx_pcache_expire(struct sbx_daemon *d, bool all)
 	}
 }
 
-static struct sbx_rule_row *copy_rules(const struct sbx_rule_row *r, size_t n)
-{
-	struct sbx_rule_row *c = sbx_calloc(n, sizeof(*c));
-
-	for (size_t i = 0; i < n; i++) {
-		c[i].id = r[i].id;
-		c[i].verdict = r[i].verdict;
-		c[i].pattern = sbx_strdup(r[i].pattern);
-		c[i].reason = sbx_strdup(r[i].reason);
-		c[i].source = sbx_strdup(r[i].source);
-	}
-	return c;
-}
-
 void sbx_policy_use_free(struct sbx_policy_use *u)
 {
-	sbx_rule_rows_free(u->rules, u->n_rules);
+	sbx_rule_table_unref(u->rules);
 	free(u->protect);
 	json_decref(u->diags);
 	json_decref(u->names);
@@ -310,12 +341,15 @@ void sbx_policy_use_free(struct sbx_policy_use *u)
 
 void sbx_policy_take(struct sbx_session_rt *s, struct sbx_policy_use *u)
 {
-	sbx_rule_rows_free(s->rules, s->n_rules);
+	if (s->rules_tab)
+		sbx_rule_table_unref(s->rules_tab);
+	else
+		sbx_rule_rows_free(s->rules, s->n_rules);
 	free(s->protect);
-	s->rules = u->rules;
-	s->n_rules = u->n_rules;
+	s->rules_tab = u->rules;
+	s->rules = u->rules ? u->rules->rows : NULL;
+	s->n_rules = u->rules ? u->rules->n : 0;
 	u->rules = NULL;
-	u->n_rules = 0;
 	s->protect = u->protect;
 	s->n_protect = u->n_protect;
 	u->protect = NULL;
@@ -328,8 +362,7 @@ void sbx_policy_take(struct sbx_session_rt *s, struct sbx_policy_use *u)
 static void hand_out(const struct sbx_pcache *e, struct sbx_policy_use *u)
 {
 	u->hdr = e->hdr;
-	u->rules = copy_rules(e->rules, e->n_rules);
-	u->n_rules = e->n_rules;
+	u->rules = sbx_rule_table_ref(e->rules);
 	u->protect = sbx_calloc(e->n_protect, sizeof(*u->protect));
 	memcpy(u->protect, e->protect, e->n_protect * sizeof(*u->protect));
 	u->n_protect = e->n_protect;
@@ -354,10 +387,16 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	have_epoch = link_epoch(d, &epoch);
 	for (e = fresh ? NULL : d->pcache; e; e = e->next) {
 		bool links_quiet = have_epoch && e->link_epoch_ok && e->link_epoch == epoch;
+		bool quiet;
 
-		if (e->uid == uid && e->gid == gid && !strcmp(e->home, home) &&
-		    !strcmp(e->project, project) && !strcmp(e->policy_path, policy_path) &&
-		    stamps_hold(e->sources, !links_quiet) && dirs_hold(e)) {
+		if (e->uid != uid || e->gid != gid || strcmp(e->home, home) ||
+		    strcmp(e->project, project) || strcmp(e->policy_path, policy_path))
+			continue;
+		/* no link, mount or name on the way to any of its paths changed */
+		quiet = links_quiet && ways_quiet(d, e);
+		if (stamps_hold(e->sources, !links_quiet, !quiet) && (quiet || dirs_hold(e))) {
+			if (!quiet && d->dirwatch)
+				sbx_dirwatch_rearm(d->dirwatch, e->policy_id);
 			e->link_epoch = epoch;
 			e->link_epoch_ok = have_epoch;
 			hand_out(e, u);
@@ -382,8 +421,7 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	e->project = sbx_strdup(project);
 	e->policy_path = sbx_strdup(policy_path);
 	e->hdr = c.c.hdr;
-	e->rules = c.rules;
-	e->n_rules = c.n_rules;
+	e->rules = sbx_rule_table_new(c.rules, c.n_rules);
 	c.rules = NULL;
 	c.n_rules = 0;
 	e->protect = c.c.protect;
@@ -401,6 +439,8 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	sbx_compiled_rt_free(&c);
 	e->next = d->pcache;
 	d->pcache = e;
+	/* stale until the next session checks its paths once (dirwatch.h) */
+	watch_ways(d, e);
 	hand_out(e, u);
 	return 0;
 }
@@ -417,5 +457,19 @@ static bool unused_policy(uint32_t id, void *d)
 
 void sbx_policy_sweep(struct sbx_daemon *d)
 {
+	DIR *dir = opendir(SBX_STATE_DIR);
+	struct dirent *de;
+
 	delete_rules(&d->k, unused_policy, d);
+	/* and the shared parts of their saved state */
+	while (dir && (de = readdir(dir))) {
+		unsigned id;
+		char end;
+
+		if (sscanf(de->d_name, "policy-%u.jso%c", &id, &end) == 2 && end == 'n' &&
+		    !policy_in_use(d, id))
+			sbx_state_policy_gone(id);
+	}
+	if (dir)
+		closedir(dir);
 }

@@ -17,8 +17,7 @@ struct sbx_pcache {
 	gid_t gid;
 	char *home, *project, *policy_path;
 	struct sbx_policy_hdr hdr;
-	struct sbx_rule_row *rules;
-	size_t n_rules;
+	struct sbx_rule_table *rules;
 	struct sbx_protect_key *protect;
 	size_t n_protect;
 	json_t *sources, *diags;
@@ -31,11 +30,11 @@ struct sbx_pcache {
 	struct sbx_pcache *next;
 };
 
-/* What a session gets: its own copies of the shared policy's tables. */
+/* What a session gets: the shared policy's rows (a reference) and copies
+ * of its small tables. */
 struct sbx_policy_use {
 	struct sbx_policy_hdr hdr;
-	struct sbx_rule_row *rules;
-	size_t n_rules;
+	struct sbx_rule_table *rules;	/* a reference */
 	struct sbx_protect_key *protect;
 	size_t n_protect;
 	json_t *diags;

@@ -83,6 +83,31 @@ void sbx_rule_rows_free(struct sbx_rule_row *r, size_t n)
 	free(r);
 }
 
+struct sbx_rule_table *sbx_rule_table_new(struct sbx_rule_row *rows, size_t n)
+{
+	struct sbx_rule_table *t = sbx_calloc(1, sizeof(*t));
+
+	t->refs = 1;
+	t->rows = rows;
+	t->n = n;
+	return t;
+}
+
+struct sbx_rule_table *sbx_rule_table_ref(struct sbx_rule_table *t)
+{
+	if (t)
+		t->refs++;
+	return t;
+}
+
+void sbx_rule_table_unref(struct sbx_rule_table *t)
+{
+	if (!t || --t->refs)
+		return;
+	sbx_rule_rows_free(t->rows, t->n);
+	free(t);
+}
+
 void sbx_session_free(struct sbx_session_rt *s)
 {
 	if (!s)
@@ -91,7 +116,10 @@ void sbx_session_free(struct sbx_session_rt *s)
 	free(s->project);
 	free(s->policy_path);
 	free(s->cgroup_path);
-	sbx_rule_rows_free(s->rules, s->n_rules);
+	if (s->rules_tab)
+		sbx_rule_table_unref(s->rules_tab);
+	else
+		sbx_rule_rows_free(s->rules, s->n_rules);
 	free(s->protect);
 	for (size_t i = 0; i < s->n_grants; i++)
 		free(s->grants[i].request);
@@ -190,10 +218,62 @@ static bool unhex_blob(const json_t *j, void *out, size_t n)
 	return true;
 }
 
+static char *policy_file(uint32_t id)
+{
+	return sbx_asprintf(SBX_STATE_DIR "/policy-%u.json", id);
+}
+
+/*
+ * What a session's policy holds that sessions of the same compiled policy
+ * share (its rule rows, protected files and host rules): one file per
+ * policy id, written once, instead of in every session's state at every
+ * change (10,000 rules are a megabyte of JSON). Gone with the policy.
+ */
+static int policy_save(const struct sbx_session_rt *s)
+{
+	json_t *j, *a;
+	char *path = policy_file(s->policy_id), *text;
+	int rc;
+
+	if (access(path, F_OK) == 0) {
+		free(path);
+		return 0;
+	}
+	j = json_object();
+	json_object_set_new(j, "policy_id", json_integer(s->policy_id));
+	a = json_array();
+	for (size_t i = 0; i < s->n_rules; i++)
+		json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s}", "id",
+						   (int)s->rules[i].id, "verdict",
+						   (int)s->rules[i].verdict, "pattern",
+						   s->rules[i].pattern, "reason", s->rules[i].reason,
+						   "source", s->rules[i].source));
+	json_object_set_new(j, "rules", a);
+	json_object_set_new(j, "protect", hex_blob(s->protect, s->n_protect * sizeof(*s->protect)));
+	if (s->names_json)
+		json_object_set_new(j, "names", json_incref(s->names_json));
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	sbx_mkdir_p(SBX_STATE_DIR, 0700);
+	rc = text ? sbx_write_file_atomic(path, text, strlen(text), 0600) : -ENOMEM;
+	free(path);
+	free(text);
+	return rc;
+}
+
+void sbx_state_policy_gone(uint32_t id)
+{
+	char *path = policy_file(id);
+
+	unlink(path);
+	free(path);
+}
+
 int sbx_state_save(struct sbx_session_rt *s)
 {
 	json_t *j = json_object(), *a;
 	char *path, *text;
+	bool shared = policy_save(s) == 0;
 	int rc;
 
 	json_object_set_new(j, "name", json_string(s->name));
@@ -207,15 +287,22 @@ int sbx_state_save(struct sbx_session_rt *s)
 	json_object_set_new(j, "cgroup", json_string(s->cgroup_path));
 	json_object_set_new(j, "policy_id", json_integer(s->policy_id));
 	json_object_set_new(j, "hdr", hex_blob(&s->hdr, sizeof(s->hdr)));
-	a = json_array();
-	for (size_t i = 0; i < s->n_rules; i++)
-		json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s}", "id",
-						   (int)s->rules[i].id, "verdict",
-						   (int)s->rules[i].verdict, "pattern",
-						   s->rules[i].pattern, "reason", s->rules[i].reason,
-						   "source", s->rules[i].source));
-	json_object_set_new(j, "rules", a);
-	json_object_set_new(j, "protect", hex_blob(s->protect, s->n_protect * sizeof(*s->protect)));
+	if (!shared) {
+		/* the policy's file could not be written: everything here */
+		a = json_array();
+		for (size_t i = 0; i < s->n_rules; i++)
+			json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s}", "id",
+							   (int)s->rules[i].id, "verdict",
+							   (int)s->rules[i].verdict, "pattern",
+							   s->rules[i].pattern, "reason",
+							   s->rules[i].reason, "source",
+							   s->rules[i].source));
+		json_object_set_new(j, "rules", a);
+		json_object_set_new(j, "protect",
+				    hex_blob(s->protect, s->n_protect * sizeof(*s->protect)));
+		if (s->names_json)
+			json_object_set_new(j, "names", json_incref(s->names_json));
+	}
 	a = json_array();
 	for (size_t i = 0; i < s->n_grants; i++)
 		json_array_append_new(a, json_pack("{s:o,s:I,s:s}", "key",
@@ -228,8 +315,6 @@ int sbx_state_save(struct sbx_session_rt *s)
 	for (size_t i = 0; i < s->n_my_requests; i++)
 		json_array_append_new(a, json_string(s->my_requests[i]));
 	json_object_set_new(j, "requests", a);
-	if (s->names_json)
-		json_object_set_new(j, "names", json_incref(s->names_json));
 	a = json_array();
 	for (size_t i = 0; i < s->n_name_grants; i++)
 		json_array_append_new(a, json_pack("{s:s,s:i,s:I,s:s}", "name",
@@ -244,7 +329,7 @@ int sbx_state_save(struct sbx_session_rt *s)
 						"port6_udp", (int)s->dns_port6_udp, "port6_tcp",
 						(int)s->dns_port6_tcp));
 
-	text = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS);
+	text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	sbx_mkdir_p(SBX_STATE_DIR, 0700);
 	path = sbx_asprintf(SBX_STATE_DIR "/%s.json", s->name);
@@ -277,7 +362,7 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 {
 	struct sbx_session_rt *s;
 	json_error_t jerr;
-	json_t *j, *a, *v;
+	json_t *j, *a, *v, *pol;
 	size_t i;
 	const char *str;
 
@@ -303,7 +388,22 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 		sbx_session_free(s);
 		return NULL;
 	}
-	json_array_foreach(json_object_get(j, "rules"), i, v) {
+	/* the policy's part: in its own file (policy_save), or here */
+	pol = json_incref(j);
+	if (!json_object_get(j, "rules")) {
+		char *pp = policy_file(s->policy_id);
+
+		json_decref(pol);
+		pol = json_load_file(pp, 0, &jerr);
+		free(pp);
+		if (!pol || json_integer_value(json_object_get(pol, "policy_id")) != s->policy_id) {
+			json_decref(pol);
+			json_decref(j);
+			sbx_session_free(s);
+			return NULL;
+		}
+	}
+	json_array_foreach(json_object_get(pol, "rules"), i, v) {
 		struct sbx_rule_row *r;
 
 		s->rules = realloc(s->rules, (s->n_rules + 1) * sizeof(*s->rules));
@@ -316,14 +416,16 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 		r->reason = sbx_strdup(json_string_value(json_object_get(v, "reason")));
 		r->source = sbx_strdup(json_string_value(json_object_get(v, "source")));
 	}
-	str = json_string_value(json_object_get(j, "protect"));
+	str = json_string_value(json_object_get(pol, "protect"));
 	if (str && strlen(str) % (2 * sizeof(struct sbx_protect_key)) == 0) {
 		s->n_protect = strlen(str) / (2 * sizeof(struct sbx_protect_key));
 		s->protect = sbx_calloc(s->n_protect, sizeof(*s->protect));
-		if (!unhex_blob(json_object_get(j, "protect"), s->protect,
+		if (!unhex_blob(json_object_get(pol, "protect"), s->protect,
 				s->n_protect * sizeof(*s->protect)))
 			s->n_protect = 0;
 	}
+	sbx_session_set_names(s, json_object_get(pol, "names"));
+	json_decref(pol);
 	json_array_foreach(json_object_get(j, "grants"), i, v) {
 		struct sbx_grant_rt g = {};
 
@@ -336,7 +438,6 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 			abort();
 		s->grants[s->n_grants++] = g;
 	}
-	sbx_session_set_names(s, json_object_get(j, "names"));
 	json_array_foreach(json_object_get(j, "name_grants"), i, v) {
 		struct sbx_name_grant g = {};
 

@@ -49,6 +49,18 @@ struct sbx_rule_row {
 	char *pattern, *reason, *source;
 };
 
+/* The rows of one compiled policy, read-only, shared by the cache entry
+ * and every session of it (10,000 rules are 30,000 strings to copy). */
+struct sbx_rule_table {
+	unsigned refs;
+	struct sbx_rule_row *rows;
+	size_t n;
+};
+/* takes rows */
+struct sbx_rule_table *sbx_rule_table_new(struct sbx_rule_row *rows, size_t n);
+struct sbx_rule_table *sbx_rule_table_ref(struct sbx_rule_table *t);
+void sbx_rule_table_unref(struct sbx_rule_table *t);
+
 struct sbx_grant_rt {
 	struct sbx_grant_key key;
 	uint64_t expires_ns;
@@ -96,8 +108,9 @@ struct sbx_session_rt {
 	char *cgroup_path;
 	uint32_t policy_id;
 	struct sbx_policy_hdr hdr;
-	struct sbx_rule_row *rules;
+	struct sbx_rule_row *rules;	/* rules_tab's rows, or its own (adopted) */
 	size_t n_rules;
+	struct sbx_rule_table *rules_tab;
 	struct sbx_protect_key *protect;
 	size_t n_protect;
 	struct sbx_grant_rt *grants;
@@ -132,6 +145,7 @@ struct sbx_session_rt {
 };
 
 struct sbx_pcache;
+struct sbx_dirwatch;
 struct ring_buffer;
 
 /* Where the last `run` spent its time in the daemon, phase by phase (ns;
@@ -157,6 +171,8 @@ struct sbx_daemon {
 	char *cg_root;			/* cgroup2 mount, e.g. /sys/fs/cgroup */
 	struct sbx_session_rt *sessions;
 	struct sbx_pcache *pcache;
+	struct sbx_dirwatch *dirwatch;	/* the ways to the cached policies' paths */
+	bool dirwatch_failed;		/* inotify unavailable: always check them */
 	uint32_t next_policy_id;
 	uint64_t next_serial;
 	FILE *log;			/* event log, one JSON line per event */
@@ -194,6 +210,9 @@ void sbx_state_flush(struct sbx_daemon *d);
 /* A session from its saved state (no queue, audit or watches yet), or NULL. */
 struct sbx_session_rt *sbx_state_load(const char *path);
 void sbx_state_remove(const struct sbx_session_rt *s);
+/* A policy id is no longer in the kernel: its shared part of the saved
+ * state goes. */
+void sbx_state_policy_gone(uint32_t id);
 
 /* Append a record to the session's hash-chained audit log. */
 int sbx_daemon_audit(struct sbx_session_rt *s, json_t *body);
