@@ -7,7 +7,8 @@
 #   make unit-policy  the policy library's unit tests, without the BPF toolchain
 #   make vmtest    the kernel suite in QEMU guests (Debian's 6.1 and 6.12, BPF-LSM;
 #                  T=REGEX: the tests whose name matches REGEX; K=6.12: one kernel)
-#   make bench     benchmarks in one VM run -> docs/BENCHMARKS.md
+#   make bench     benchmarks, one VM boot per kernel -> docs/BENCHMARKS.md
+#                  (BEFORE=COMMIT: that commit too, side by side)
 #   make install   /usr/local/bin/bpfsbx, shipped policies, man pages, bash
 #                  completion, systemd unit, logrotate (make uninstall: exactly those)
 #   make demo      a real session, narrated (in the VM if this kernel cannot enforce)
@@ -223,8 +224,10 @@ test: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture $(BUILD)/unit-te
 vmtest: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture
 	$(Q)VMTEST_FILTER="$(T)" VMTEST_KERNELS="$(or $(K),6.1 6.12)" tests/run --only vm
 
+# make bench [K="6.1 6.12"] [BEFORE=COMMIT]: one guest per kernel (and per
+# tree, with BEFORE), under -icount; docs/BENCHMARKS.md from all of them
 bench: all
-	$(Q)tools/bench/run
+	$(Q)tools/bench/run --kernels "$(or $(K),6.1 6.12)" $(if $(BEFORE),--before $(BEFORE))
 
 # the benchmark helpers (tools/bench; tools/bench/run builds them itself):
 # sbxbench, the driver, links the queue library for its approver (and the
