@@ -151,18 +151,55 @@ static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool s
 }
 
 
-static __always_inline bool sbx_dcache_hit(const struct sbx_dcache *c, const struct sbx_session *s,
+/*
+ * The entry's sequence count around its reads and writes (a seqcount, as
+ * the kernel's): the BPF JIT keeps the program's order of loads and of
+ * stores, x86 does not reorder loads with loads nor stores with stores,
+ * and the empty asm keeps the compiler from moving them across.
+ */
+#define sbx_barrier() asm volatile("" ::: "memory")
+
+static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, const struct sbx_session *s,
 					   __u64 cgid, const struct sbx_dest *d, __u64 epoch)
 {
+	__u32 gen = *(volatile __u32 *)&c->gen;
 	__u8 diff = 0;
+	bool same;
 
-	if (c->cgid != cgid || c->policy_id != s->pol.policy_id || c->net_epoch != epoch ||
-	    c->family != d->family || c->port != d->port || c->proto != d->proto)
-		return false;
+	if (gen & 1)
+		return false;	/* being written */
+	sbx_barrier();
+	same = c->cgid == cgid && c->policy_id == s->pol.policy_id && c->net_epoch == epoch &&
+	       c->family == d->family && c->port == d->port && c->proto == d->proto;
 	#pragma unroll
 	for (int i = 0; i < 16; i++)
 		diff |= c->addr[i] ^ d->addr[i];
-	return !diff && (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
+	same = same && !diff &&
+	       (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
+	sbx_barrier();
+	return same && *(volatile __u32 *)&c->gen == gen;
+}
+
+static __always_inline void sbx_dcache_put(struct sbx_dcache *c, const struct sbx_session *s,
+					   __u64 cgid, const struct sbx_dest *d, __u64 epoch,
+					   __u64 expires)
+{
+	__u32 gen = *(volatile __u32 *)&c->gen;
+
+	/* a writer that finds another mid-write leaves the entry to it */
+	if ((gen & 1) || __sync_val_compare_and_swap(&c->gen, gen, gen + 1) != gen)
+		return;
+	sbx_barrier();
+	c->cgid = cgid;
+	c->policy_id = s->pol.policy_id;
+	c->net_epoch = epoch;
+	c->expires_ns = expires;
+	c->family = d->family;
+	c->port = d->port;
+	c->proto = d->proto;
+	__builtin_memcpy(c->addr, d->addr, 16);
+	sbx_barrier();
+	*(volatile __u32 *)&c->gen = gen + 2;
 }
 
 static __always_inline __u64 sbx_net_epoch(void)
@@ -226,16 +263,8 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 			struct sbx_dcache *c = bpf_sk_storage_get(&sbx_dcache, csk, 0,
 								  BPF_SK_STORAGE_GET_F_CREATE);
 
-			if (c) {
-				c->cgid = cgid;
-				c->policy_id = s->pol.policy_id;
-				c->net_epoch = epoch;
-				c->expires_ns = expires;
-				c->family = d->family;
-				c->port = d->port;
-				c->proto = d->proto;
-				__builtin_memcpy(c->addr, d->addr, 16);
-			}
+			if (c)
+				sbx_dcache_put(c, s, cgid, d, epoch, expires);
 		}
 		return 0;
 	}

@@ -144,8 +144,13 @@ SBX_MAP struct {
  * nothing a network decision reads (SBX_EPOCH_NET), and until the learned
  * address it relied on expires. Only plain allows are kept: whatever
  * makes an event, and DNS to the session's resolver, is decided each time.
+ * Threads of a session may send on one socket at once: gen is a sequence
+ * count (odd while the entry is being written), so that a reader never
+ * takes half of one destination and half of another for a match.
  */
 struct sbx_dcache {
+	__u32 gen;
+	__u32 _pad;
 	__u64 cgid;
 	__u64 net_epoch;
 	__u64 expires_ns;	/* CLOCK_BOOTTIME; ~0: no learned address */

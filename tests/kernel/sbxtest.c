@@ -207,6 +207,59 @@ static int do_udp_seq(char **a, int n)
 	return rc;
 }
 
+/*
+ * udp-race ADDR,PORT ADDR,PORT N: one IPv4 datagram socket, two threads
+ * sending at once, N datagrams each: the first to a destination the
+ * policy allows (its socket remembers it), the second to one it denies.
+ * Prints "allowed A denied B" for the second thread's sends: a torn read
+ * of what the socket remembers would let some of them through.
+ */
+struct race_arg {
+	int fd;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	long n, ok;
+};
+
+static void *race_thread(void *p)
+{
+	struct race_arg *r = p;
+
+	for (long i = 0; i < r->n; i++)
+		if (sendto(r->fd, "x", 1, 0, (struct sockaddr *)&r->ss, r->len) == 1)
+			r->ok++;
+	return NULL;
+}
+
+static int do_udp_race(char **a)
+{
+	struct race_arg ra = { .n = atol(a[2]) }, rb;
+	char s1[128], s2[128], *p1, *p2;
+	pthread_t t;
+
+	snprintf(s1, sizeof(s1), "%s", a[0]);
+	snprintf(s2, sizeof(s2), "%s", a[1]);
+	p1 = strchr(s1, ',');
+	p2 = strchr(s2, ',');
+	if (!p1 || !p2 || ra.n <= 0)
+		return EINVAL;
+	*p1++ = 0;
+	*p2++ = 0;
+	rb = ra;
+	if (parse_sa("4", s1, p1, &ra.ss, &ra.len) || parse_sa("4", s2, p2, &rb.ss, &rb.len))
+		return EINVAL;
+	ra.fd = rb.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (ra.fd < 0)
+		return errno;
+	if (pthread_create(&t, NULL, race_thread, &ra))
+		return EAGAIN;
+	race_thread(&rb);
+	pthread_join(t, NULL);
+	printf("allowed %ld denied %ld\n", ra.ok, rb.ok);
+	close(ra.fd);
+	return 0;
+}
+
 /* listen FAM ADDR PORT N: accept N connections, print each, then exit */
 static int do_listen(char **a, int n)
 {
@@ -996,6 +1049,8 @@ int main(int argc, char **argv)
 		return report(do_sendto(a, 0));
 	if (!strcmp(c, "udp-seq") && n >= 2)
 		return do_udp_seq(a, n);
+	if (!strcmp(c, "udp-race") && n == 3)
+		return do_udp_race(a);
 	if (!strcmp(c, "fastopen") && n >= 3)
 		return report(do_sendto(a, 1));
 	if (!strcmp(c, "listen") && n >= 3)

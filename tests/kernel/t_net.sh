@@ -93,3 +93,11 @@ YAML
 	event operation=sendmsg object=127.0.0.1:7001 verdict=deny
 	event operation=sendmsg object=127.0.0.1:7402 verdict=deny
 }
+
+# Two threads send on one socket at once, one to an allowed destination
+# (which the socket remembers) and one to a denied one: what the socket
+# remembers is written under a sequence count and never read half-written.
+test_datagram_cache_two_threads_never_mix_destinations() {
+	out=$(in_session $POL/core.yaml $SBXT udp-race 127.0.0.1,7402 127.0.0.1,7001 5000)
+	[ "$out" = "allowed 5000 denied 0" ] || fail "two threads on one socket: $out"
+}
