@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/inotify.h>
+#include <sys/vfs.h>
 #include "lib/alloc.h"
 #include "lib/dirwatch.h"
 
@@ -46,6 +47,32 @@ struct sbx_dirwatch {
 	struct ostate *owners;
 	size_t nowners;
 };
+
+/*
+ * inotify reports the changes made through this kernel only: on NFS, CIFS,
+ * 9p or FUSE another machine (or the server) can remove and make again a
+ * directory unseen. A way through any other file system is not watched:
+ * its owner stays stale, and the caller checks the paths themselves.
+ */
+static bool local_fs(const char *path)
+{
+	static const long local[] = {
+		0xEF53,		/* ext2, ext3, ext4 */
+		0x58465342,	/* xfs */
+		0x9123683E,	/* btrfs */
+		0x01021994,	/* tmpfs */
+		0xF2F52010,	/* f2fs */
+		0x794c7630,	/* overlayfs (its changes go through this kernel) */
+	};
+	struct statfs sf;
+
+	if (statfs(path, &sf))
+		return false;
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if ((long)sf.f_type == local[i])
+			return true;
+	return false;
+}
 
 static int cmp_path(const void *a, const void *b)
 {
@@ -122,6 +149,10 @@ static struct wdir *wdir_get(struct sbx_dirwatch *w, const char *path, int *err)
 	found = tfind(&key, &w->by_path, cmp_path);
 	if (found)
 		return *found;
+	if (!local_fs(path)) {
+		*err = -EREMOTE;
+		return NULL;
+	}
 	d = sbx_calloc(1, sizeof(*d));
 	d->path = sbx_strdup(path);
 	d->wd = inotify_add_watch(w->fd, path, WATCH_MASK);

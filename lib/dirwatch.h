@@ -10,7 +10,8 @@
  * change that finished before sbx_dirwatch_stale() is seen by it. What
  * inotify cannot see (a mount, a lost event, a watch that could not be
  * set) must make the owner stale too: the caller checks mounts itself;
- * the rest is handled here.
+ * the rest is handled here, and so is a way through a file system whose
+ * changes may come from elsewhere (NFS, 9p, FUSE): it is never watched.
  *
  * A new owner starts stale: something may have changed between the
  * moment its paths were looked at and the moment the watches were set.

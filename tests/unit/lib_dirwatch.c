@@ -4,6 +4,7 @@
  * directory are made, removed, renamed and re-pointed, and an owner must
  * be stale exactly when a name on the way to one of its paths changed.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,5 +131,10 @@ SBX_TEST(lib, dirwatch_a_way_that_cannot_be_watched_is_always_stale)
 	CU_ASSERT_NOT_EQUAL(sbx_dirwatch_add(w, 8, "relative/path"), 0);
 	sbx_dirwatch_rearm(w, 8);
 	CU_ASSERT_TRUE(sbx_dirwatch_stale(w, 8));
+	/* a file system whose changes may come from elsewhere (here procfs,
+	 * as NFS or 9p would be) is not watched */
+	CU_ASSERT_EQUAL(sbx_dirwatch_add(w, 9, "/proc/sys/kernel/hostname"), -EREMOTE);
+	sbx_dirwatch_rearm(w, 9);
+	CU_ASSERT_TRUE(sbx_dirwatch_stale(w, 9));
 	sbx_dirwatch_free(w);
 }
