@@ -83,27 +83,28 @@ static __always_inline __u8 sbx_net_decide(const struct sbx_session *s, __u64 cg
 	return v;
 }
 
-static __always_inline int sbx_dest_v4(const void *sa, int len, struct sbx_dest *d)
-{
+/* The address as the hook's caller gave it, read once: a kernel copy
+ * (move_addr_to_kernel's sockaddr_storage, io_uring's too), so reading
+ * the largest form the hooks parse stays inside it whatever len says;
+ * len decides which bytes count. */
+union sbx_sa {
+	struct sockaddr sa;
 	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+};
 
-	if (len < (int)sizeof(sin) || bpf_probe_read_kernel(&sin, sizeof(sin), sa))
-		return -1;
+static __always_inline void sbx_dest_v4(const struct sockaddr_in *sin, struct sbx_dest *d)
+{
 	d->family = AF_INET;
-	d->port = bpf_ntohs(sin.sin_port);
-	__builtin_memcpy(d->addr, &sin.sin_addr.s_addr, 4);
-	return 0;
+	d->port = bpf_ntohs(sin->sin_port);
+	__builtin_memcpy(d->addr, &sin->sin_addr.s_addr, 4);
 }
 
-static __always_inline int sbx_dest_v6(const void *sa, int len, struct sbx_dest *d)
+static __always_inline void sbx_dest_v6(const struct sockaddr_in6 *sin6, struct sbx_dest *d)
 {
-	struct sockaddr_in6 sin6;
-	__u8 *a;
+	const __u8 *a = sin6->sin6_addr.in6_u.u6_addr8;
 
-	if (len < (int)sizeof(sin6) || bpf_probe_read_kernel(&sin6, sizeof(sin6), sa))
-		return -1;
-	d->port = bpf_ntohs(sin6.sin6_port);
-	a = sin6.sin6_addr.in6_u.u6_addr8;
+	d->port = bpf_ntohs(sin6->sin6_port);
 	if (!a[0] && !a[1] && !a[2] && !a[3] && !a[4] && !a[5] && !a[6] && !a[7] &&
 	    !a[8] && !a[9] && a[10] == 0xff && a[11] == 0xff) {
 		d->family = AF_INET;
@@ -112,7 +113,6 @@ static __always_inline int sbx_dest_v6(const void *sa, int len, struct sbx_dest 
 		d->family = AF_INET6;
 		__builtin_memcpy(d->addr, a, 16);
 	}
-	return 0;
 }
 
 /*
@@ -124,32 +124,54 @@ static __always_inline int sbx_dest_v6(const void *sa, int len, struct sbx_dest 
 static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool sendmsg,
 					  struct sockaddr *sa, int len, struct sbx_dest *d)
 {
+	union sbx_sa u;
+	int got = sizeof(u);
 	__u16 family;
 
-	__builtin_memset(d->addr, 0, sizeof(d->addr));
 	if (sk_family != AF_INET && sk_family != AF_INET6)
 		return 1;	/* unix (unix_may_send), netlink, a family the policy allowed */
 	if (!sa)
 		return 1;
-	if (len < 2 || bpf_probe_read_kernel(&family, sizeof(family), &sa->sa_family))
+	if (len < 2)
 		return -1;
-	if (family == AF_INET)
-		return sbx_dest_v4(sa, len, d);
-	if (family == AF_INET6)
-		return sk_family == AF_INET6 ? sbx_dest_v6(sa, len, d) : -1;
+	if (bpf_probe_read_kernel(&u, sizeof(u), sa)) {
+		/* an IPv4 address at the end of its memory: read what it is */
+		got = sizeof(u.sin);
+		if (bpf_probe_read_kernel(&u.sin, sizeof(u.sin), sa))
+			return -1;
+	}
+	if (len > got)
+		len = got;	/* bytes not read count as not given */
+	family = u.sa.sa_family;
+	/* connect(AF_UNSPEC) disconnects; an IPv4 socket's sendto sends an
+	 * AF_UNSPEC address to its sin_addr, as a raw IPv6 socket does to
+	 * its sin6_addr (an IPv6 UDP socket ignores it) */
 	if (family == AF_UNSPEC) {
-		/* connect(AF_UNSPEC) disconnects; an IPv4 socket's sendto
-		 * sends an AF_UNSPEC address to its sin_addr, as a raw IPv6
-		 * socket does to its sin6_addr (an IPv6 UDP socket ignores it) */
 		if (!sendmsg)
 			return 1;
 		if (sk_family == AF_INET)
-			return sbx_dest_v4(sa, len, d);
-		return sk_type == SOCK_RAW ? sbx_dest_v6(sa, len, d) : 1;
+			family = AF_INET;
+		else if (sk_type == SOCK_RAW)
+			family = AF_INET6;
+		else
+			return 1;
+	} else if (family == AF_INET6 && sk_family != AF_INET6) {
+		return -1;
+	}
+	if (family == AF_INET) {
+		if (len < (int)sizeof(u.sin))
+			return -1;
+		sbx_dest_v4(&u.sin, d);
+		return 0;
+	}
+	if (family == AF_INET6) {
+		if (len < (int)sizeof(u.sin6))
+			return -1;
+		sbx_dest_v6(&u.sin6, d);
+		return 0;
 	}
 	return -1;
 }
-
 
 /*
  * The entry's sequence count around its reads and writes (a seqcount, as
@@ -202,6 +224,16 @@ static __always_inline void sbx_dcache_put(struct sbx_dcache *c, const struct sb
 	*(volatile __u32 *)&c->gen = gen + 2;
 }
 
+/* Read from the socket where it is used, not passed in as a sock: the
+ * verifier must see the kernel's pointer, checked for NULL, not a value
+ * the compiler kept in a register. */
+static __always_inline struct sbx_dcache *sbx_dcache_of(struct socket *so, __u64 flags)
+{
+	struct sock *sk = so->sk;
+
+	return sk ? bpf_sk_storage_get(&sbx_dcache, sk, 0, flags) : NULL;
+}
+
 static __always_inline __u64 sbx_net_epoch(void)
 {
 	__u32 k = SBX_EPOCH_NET;
@@ -212,12 +244,12 @@ static __always_inline __u64 sbx_net_epoch(void)
 
 /*
  * The verdict for one destination of a session's socket, with the event.
- * csk: a datagram socket whose allowed destination may be remembered
+ * csock: a datagram socket whose allowed destination may be remembered
  * (sbx_dcache), or NULL.
  */
 static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, struct sock *sk,
 					 int rc, struct sbx_dest *d, __u8 proto, __u16 op,
-					 struct sock *csk)
+					 struct socket *csock)
 {
 	struct sbx_event *e;
 	__u64 expires = ~0ull, epoch = 0;
@@ -233,8 +265,8 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 		rule = SBX_RULE_DEST_UNPARSED;
 	} else {
 		d->proto = proto;
-		if (csk) {
-			struct sbx_dcache *c = bpf_sk_storage_get(&sbx_dcache, csk, 0, 0);
+		if (csock) {
+			struct sbx_dcache *c = sbx_dcache_of(csock, 0);
 
 			/* read before anything is decided: the daemon moves it
 			 * after it changes what the decision reads */
@@ -259,9 +291,8 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 		}
 	}
 	if (v <= SBX_V_ALLOW) {
-		if (csk && epoch != ~0ull) {
-			struct sbx_dcache *c = bpf_sk_storage_get(&sbx_dcache, csk, 0,
-								  BPF_SK_STORAGE_GET_F_CREATE);
+		if (csock && epoch != ~0ull) {
+			struct sbx_dcache *c = sbx_dcache_of(csock, BPF_SK_STORAGE_GET_F_CREATE);
 
 			if (c)
 				sbx_dcache_put(c, s, cgid, d, epoch, expires);
@@ -293,16 +324,22 @@ static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *
 	__u16 fam, type;
 	int rc;
 
+	struct sock *sk;
+
 	s = sbx_session_lookup(&cgid);	/* both hooks passed the gate */
 	if (!s)
 		return 0;
-	fam = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
-	type = BPF_CORE_READ(sock, type);
+	/* the hook's own arguments, loaded as BTF pointers (one instruction
+	 * each) rather than probe-read: this runs for every datagram */
+	sk = sock->sk;
+	if (!sk)
+		return 0;	/* no protocol socket: nothing is sent (6.12 marks it may be NULL) */
+	fam = sk->__sk_common.skc_family;
+	type = sock->type;
 	rc = sbx_parse_dest(fam, type, op == SBX_OP_SENDMSG, sa, len, &d);
 	/* a datagram's destination may be its socket's last one (sbx_dcache) */
-	return sbx_check_one(s, cgid, BPF_CORE_READ(sock, sk), rc, &d,
-			     BPF_CORE_READ(sock, sk, sk_protocol), op,
-			     op == SBX_OP_SENDMSG && type == SOCK_DGRAM ? sock->sk : NULL);
+	return sbx_check_one(s, cgid, sk, rc, &d, sk->sk_protocol, op,
+			     op == SBX_OP_SENDMSG && type == SOCK_DGRAM ? sock : NULL);
 }
 
 SEC("lsm/socket_connect")
@@ -322,10 +359,10 @@ int BPF_PROG(sbx_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	name = BPF_CORE_READ(msg, msg_name);
+	name = msg->msg_name;
 	if (!name)
 		return 0;
-	return sbx_check_dest(sock, name, BPF_CORE_READ(msg, msg_namelen), SBX_OP_SENDMSG);
+	return sbx_check_dest(sock, name, msg->msg_namelen, SBX_OP_SENDMSG);
 }
 
 /*
