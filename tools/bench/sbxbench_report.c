@@ -562,7 +562,8 @@ static void section_startup(struct out *o)
 /* the daemon's phases of a session start (status: last_session_start_ns) */
 static void section_phases(struct out *o)
 {
-	static const char *const var[] = { "bpfsbx", "bpfsbx10k", "bpfsbx_fdm", "bpfsbx10k_fdm" };
+	static const char *const var[] = { "bpfsbx_aftermount", "bpfsbx10k_aftermount", "bpfsbx",
+					   "bpfsbx10k", "bpfsbx_fdm", "bpfsbx10k_fdm" };
 	static const char *const ph[] = { "checks", "policy", "cgroup", "queue", "kernel",
 					  "resolver", "migrate", "records", "state" };
 	char *buf = NULL, t[64];
@@ -1057,7 +1058,7 @@ static int check(void)
 		{ "startup", "startup", "variant", "bpfsbx10k", 1 },
 		{ "startup", "startup", "variant", "bwrap", 1 },
 		{ "startup", "startup", "variant", "bpfsbx_fdm", 1 },
-		{ "startup", "startup_phases", NULL, NULL, 4 },
+		{ "startup", "startup_phases", NULL, NULL, 6 },
 		{ "approval", "approval", NULL, NULL, 1 },
 		{ "events", "events", "kind", "rate", 1 },
 		{ "events", "events", "kind", "burst", 1 },
