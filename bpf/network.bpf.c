@@ -322,9 +322,8 @@ static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *
 	struct sbx_dest d = {};
 	__u64 cgid = 0;
 	__u16 fam, type;
-	int rc;
-
 	struct sock *sk;
+	int rc;
 
 	s = sbx_session_lookup(&cgid);	/* both hooks passed the gate */
 	if (!s)

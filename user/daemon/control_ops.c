@@ -128,7 +128,7 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 				      (json_int_t)s->cgid, "uid", (int)s->uid, "project", s->project,
 				      "policy", s->policy_path, "policy_id", (int)s->policy_id,
 				      "grants", (int)(s->n_grants + s->n_name_grants), "rules",
-				      (int)s->n_rules, "populated", sbx_session_populated(s));
+				      s->rules ? (int)s->rules->n : 0, "populated", sbx_session_populated(s));
 
 		json_object_set_new(o, "dns", sbx_resolver_status(s));
 		json_object_set_new(o, "names", learned_rows(s, NULL));

@@ -341,14 +341,9 @@ void sbx_policy_use_free(struct sbx_policy_use *u)
 
 void sbx_policy_take(struct sbx_session_rt *s, struct sbx_policy_use *u)
 {
-	if (s->rules_tab)
-		sbx_rule_table_unref(s->rules_tab);
-	else
-		sbx_rule_rows_free(s->rules, s->n_rules);
+	sbx_rule_table_unref(s->rules);
 	free(s->protect);
-	s->rules_tab = u->rules;
-	s->rules = u->rules ? u->rules->rows : NULL;
-	s->n_rules = u->rules ? u->rules->n : 0;
+	s->rules = u->rules;
 	u->rules = NULL;
 	s->protect = u->protect;
 	s->n_protect = u->n_protect;

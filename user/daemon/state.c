@@ -58,9 +58,9 @@ struct sbx_session_rt *sbx_session_by_cgid(struct sbx_daemon *d, uint64_t cgid)
 
 const struct sbx_rule_row *sbx_session_rule(const struct sbx_session_rt *s, uint32_t id)
 {
-	for (size_t i = 0; i < s->n_rules; i++)
-		if (s->rules[i].id == id)
-			return &s->rules[i];
+	for (size_t i = 0; s->rules && i < s->rules->n; i++)
+		if (s->rules->rows[i].id == id)
+			return &s->rules->rows[i];
 	return NULL;
 }
 
@@ -116,10 +116,7 @@ void sbx_session_free(struct sbx_session_rt *s)
 	free(s->project);
 	free(s->policy_path);
 	free(s->cgroup_path);
-	if (s->rules_tab)
-		sbx_rule_table_unref(s->rules_tab);
-	else
-		sbx_rule_rows_free(s->rules, s->n_rules);
+	sbx_rule_table_unref(s->rules);
 	free(s->protect);
 	for (size_t i = 0; i < s->n_grants; i++)
 		free(s->grants[i].request);
@@ -223,6 +220,25 @@ static char *policy_file(uint32_t id)
 	return sbx_asprintf(SBX_STATE_DIR "/policy-%u.json", id);
 }
 
+/* The policy's part of a session's state: its rule rows, protected files
+ * and host rules, set on j. */
+static void policy_part(json_t *j, const struct sbx_session_rt *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; s->rules && i < s->rules->n; i++) {
+		const struct sbx_rule_row *r = &s->rules->rows[i];
+
+		json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s}", "id", (int)r->id,
+						   "verdict", (int)r->verdict, "pattern", r->pattern,
+						   "reason", r->reason, "source", r->source));
+	}
+	json_object_set_new(j, "rules", a);
+	json_object_set_new(j, "protect", hex_blob(s->protect, s->n_protect * sizeof(*s->protect)));
+	if (s->names_json)
+		json_object_set_new(j, "names", json_incref(s->names_json));
+}
+
 /*
  * What a session's policy holds that sessions of the same compiled policy
  * share (its rule rows, protected files and host rules): one file per
@@ -231,7 +247,7 @@ static char *policy_file(uint32_t id)
  */
 static int policy_save(const struct sbx_session_rt *s)
 {
-	json_t *j, *a;
+	json_t *j;
 	char *path = policy_file(s->policy_id), *text;
 	int rc;
 
@@ -241,17 +257,7 @@ static int policy_save(const struct sbx_session_rt *s)
 	}
 	j = json_object();
 	json_object_set_new(j, "policy_id", json_integer(s->policy_id));
-	a = json_array();
-	for (size_t i = 0; i < s->n_rules; i++)
-		json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s}", "id",
-						   (int)s->rules[i].id, "verdict",
-						   (int)s->rules[i].verdict, "pattern",
-						   s->rules[i].pattern, "reason", s->rules[i].reason,
-						   "source", s->rules[i].source));
-	json_object_set_new(j, "rules", a);
-	json_object_set_new(j, "protect", hex_blob(s->protect, s->n_protect * sizeof(*s->protect)));
-	if (s->names_json)
-		json_object_set_new(j, "names", json_incref(s->names_json));
+	policy_part(j, s);
 	text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	sbx_mkdir_p(SBX_STATE_DIR, 0700);
@@ -287,22 +293,8 @@ int sbx_state_save(struct sbx_session_rt *s)
 	json_object_set_new(j, "cgroup", json_string(s->cgroup_path));
 	json_object_set_new(j, "policy_id", json_integer(s->policy_id));
 	json_object_set_new(j, "hdr", hex_blob(&s->hdr, sizeof(s->hdr)));
-	if (!shared) {
-		/* the policy's file could not be written: everything here */
-		a = json_array();
-		for (size_t i = 0; i < s->n_rules; i++)
-			json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s}", "id",
-							   (int)s->rules[i].id, "verdict",
-							   (int)s->rules[i].verdict, "pattern",
-							   s->rules[i].pattern, "reason",
-							   s->rules[i].reason, "source",
-							   s->rules[i].source));
-		json_object_set_new(j, "rules", a);
-		json_object_set_new(j, "protect",
-				    hex_blob(s->protect, s->n_protect * sizeof(*s->protect)));
-		if (s->names_json)
-			json_object_set_new(j, "names", json_incref(s->names_json));
-	}
+	if (!shared)
+		policy_part(j, s);	/* the policy's file could not be written */
 	a = json_array();
 	for (size_t i = 0; i < s->n_grants; i++)
 		json_array_append_new(a, json_pack("{s:o,s:I,s:s}", "key",
@@ -363,6 +355,7 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 	struct sbx_session_rt *s;
 	json_error_t jerr;
 	json_t *j, *a, *v, *pol;
+	struct sbx_rule_row *rows;
 	size_t i;
 	const char *str;
 
@@ -403,19 +396,18 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 			return NULL;
 		}
 	}
-	json_array_foreach(json_object_get(pol, "rules"), i, v) {
-		struct sbx_rule_row *r;
+	a = json_object_get(pol, "rules");
+	rows = sbx_calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*rows));
+	json_array_foreach(a, i, v) {
+		struct sbx_rule_row *r = &rows[i];
 
-		s->rules = realloc(s->rules, (s->n_rules + 1) * sizeof(*s->rules));
-		if (!s->rules)
-			abort();
-		r = &s->rules[s->n_rules++];
 		r->id = json_integer_value(json_object_get(v, "id"));
 		r->verdict = json_integer_value(json_object_get(v, "verdict"));
 		r->pattern = sbx_strdup(json_string_value(json_object_get(v, "pattern")));
 		r->reason = sbx_strdup(json_string_value(json_object_get(v, "reason")));
 		r->source = sbx_strdup(json_string_value(json_object_get(v, "source")));
 	}
+	s->rules = sbx_rule_table_new(rows, json_array_size(a));
 	str = json_string_value(json_object_get(pol, "protect"));
 	if (str && strlen(str) % (2 * sizeof(struct sbx_protect_key)) == 0) {
 		s->n_protect = strlen(str) / (2 * sizeof(struct sbx_protect_key));

@@ -108,9 +108,7 @@ struct sbx_session_rt {
 	char *cgroup_path;
 	uint32_t policy_id;
 	struct sbx_policy_hdr hdr;
-	struct sbx_rule_row *rules;	/* rules_tab's rows, or its own (adopted) */
-	size_t n_rules;
-	struct sbx_rule_table *rules_tab;
+	struct sbx_rule_table *rules;	/* shared with the policy cache; NULL: none */
 	struct sbx_protect_key *protect;
 	size_t n_protect;
 	struct sbx_grant_rt *grants;
