@@ -38,6 +38,10 @@ CPPFLAGS  += -D_GNU_SOURCE -I. -I$(BUILD) \
 # opened at first use (lib/dynload.c), not linked: every other start of
 # bpfsbx skips them (0.4 M instructions instead of 5.2 M)
 LIBS      := -lbpf -lelf -lz -ljansson -lyaml -lpthread -ldl
+# bpfsbx itself takes them from their archives (the -dev packages ship
+# them): its every start, `bpfsbx run` and each agent hook included, then
+# skips the dynamic loader's work for five libraries
+BIN_LIBS  := -Wl,-Bstatic -lbpf -lelf -lz -ljansson -lyaml -Wl,-Bdynamic -lpthread -ldl
 SANITIZE  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 ifeq ($(V),1)
@@ -146,7 +150,7 @@ FORCE:
 
 $(BUILD)/bpfsbx: $(call obj,$(LIB_SRCS) user/cmd/main.c,obj) $(PAGE_OBJ)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(BIN_LIBS)
 
 # ---- tests ----------------------------------------------------------------
 

@@ -120,26 +120,6 @@ static __always_inline int sbx_dns_redirect6(struct bpf_sock_addr *ctx)
 
 /* ---- loopback: decided on the listener ---------------------------------- */
 
-/* Every inet socket made in a session carries its session, so that a
- * listener found on loopback tells whose it is. */
-SEC("cgroup/sock_create")
-int sbx_sock_create(struct bpf_sock *sk)
-{
-	__u64 id = bpf_get_current_ancestor_cgroup_id(sbx_session_level), *o;
-
-	if (!id || !bpf_map_lookup_elem(&sbx_sessions, &id))
-		return 1;
-	o = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!o) {
-		/* unmarked, its listener would count as outside: refuse it
-		 * rather than have the session's own server refused later */
-		sbx_stat_inc(SBX_STAT_ERRORS);
-		return 0;
-	}
-	*o = id;
-	return 1;
-}
-
 struct sbx_lo {
 	__u16 family;		/* of the lookup: AF_INET or AF_INET6 */
 	__u16 port;		/* host order */
@@ -228,9 +208,10 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	__u32 rule = 0;
 	__u8 v;
 
+	/* the session itself is looked up only when the listener is not its
+	 * own: a stream of datagrams to its own server pays for no more */
 	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
-	s = cgid ? bpf_map_lookup_elem(&sbx_sessions, &cgid) : NULL;
-	if (!s)
+	if (!cgid)
 		return 1;
 	if (d->proto == SBX_PROTO_TCP)
 		sk = bpf_sk_lookup_tcp(ctx, t, tlen, SBX_CURRENT_NETNS, 0);
@@ -240,13 +221,21 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 		return 1;
 	if (!sk)
 		return 1;	/* nobody listens: the connect fails by itself */
-	l = bpf_sk_storage_get(&sbx_listeners, sk, 0, 0);
+	/* the session's own first: only sockets of the daemon and of
+	 * approvers (outside every session) carry an sbx_listener */
 	owner = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, 0);
-	v = l && (l->flags & SBX_LISTENER_NEVER) ? SBX_V_DENY :
-	    l && (l->flags & SBX_LISTENER_DAEMON) ? SBX_V_ALLOW :
-	    owner && *owner == cgid ? SBX_V_ALLOW : SBX_V_NONE;
+	if (owner && *owner == cgid) {
+		v = SBX_V_ALLOW;
+	} else {
+		l = bpf_sk_storage_get(&sbx_listeners, sk, 0, 0);
+		v = l && (l->flags & SBX_LISTENER_NEVER) ? SBX_V_DENY :
+		    l && (l->flags & SBX_LISTENER_DAEMON) ? SBX_V_ALLOW : SBX_V_NONE;
+	}
 	bpf_sk_release(sk);
 	if (v == SBX_V_ALLOW)
+		return 1;
+	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	if (!s)
 		return 1;
 	sbx_stat_inc(SBX_STAT_CHECKS);
 	if (v == SBX_V_DENY)

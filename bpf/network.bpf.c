@@ -25,10 +25,10 @@
 #define SCTP_SOCKOPT_BINDX_REM	101
 
 struct sbx_dest {
+	__u8  addr[16] __attribute__((aligned(8)));	/* compared as two words */
 	__u16 family;		/* AF_INET or AF_INET6 after unmapping */
 	__u16 port;		/* host order */
 	__u8  proto;
-	__u8  addr[16];
 };
 
 static __always_inline __u8 sbx_port_rules(const struct sbx_net_rule *r, __u16 port,
@@ -181,21 +181,25 @@ static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool s
  */
 #define sbx_barrier() asm volatile("" ::: "memory")
 
-static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, const struct sbx_session *s,
-					   __u64 cgid, const struct sbx_dest *d, __u64 epoch)
+/*
+ * The session's own entry is not read here: the daemon moves the epoch
+ * whenever it writes one (sbx_session_push_hdr), so an entry stored for
+ * this cgroup at this epoch was decided under the session's current policy.
+ */
+static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
+					   const struct sbx_dest *d, __u64 epoch)
 {
 	__u32 gen = *(volatile __u32 *)&c->gen;
-	__u8 diff = 0;
+	__u64 diff;
 	bool same;
 
 	if (gen & 1)
 		return false;	/* being written */
 	sbx_barrier();
-	same = c->cgid == cgid && c->policy_id == s->pol.policy_id && c->net_epoch == epoch &&
+	same = c->cgid == cgid && c->net_epoch == epoch &&
 	       c->family == d->family && c->port == d->port && c->proto == d->proto;
-	#pragma unroll
-	for (int i = 0; i < 16; i++)
-		diff |= c->addr[i] ^ d->addr[i];
+	diff = (*(__u64 *)&c->addr[0] ^ *(__u64 *)&d->addr[0]) |
+	       (*(__u64 *)&c->addr[8] ^ *(__u64 *)&d->addr[8]);
 	same = same && !diff &&
 	       (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
 	sbx_barrier();
@@ -243,16 +247,75 @@ static __always_inline __u64 sbx_net_epoch(void)
 }
 
 /*
+ * Whose a loopback listener is (dns.bpf.c looks it up and reads this): the
+ * session that gave the socket its port. A socket is found by a lookup
+ * only once it has one: bind(), listen() (which binds an unbound socket)
+ * and an unconnected datagram (which does too) record it; a connected
+ * datagram socket is not found. Recorded there rather than at socket
+ * creation, where every session socket would pay for a storage
+ * allocation. -ENOMEM when it cannot be recorded: an unmarked listener of
+ * the session would count as an outside one.
+ */
+static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid)
+{
+	struct sock *sk = so->sk;
+	__u64 *o;
+
+	if (!sk)
+		return 0;
+	o = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o) {
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return -ENOMEM;
+	}
+	if (*o != cgid)
+		*o = cgid;
+	return 0;
+}
+
+static __always_inline int sbx_mark_port_holder(struct socket *so)
+{
+	struct sock *sk = so->sk;
+	__u64 cgid = 0;
+	__u16 fam;
+
+	if (!sk)
+		return 0;
+	fam = sk->__sk_common.skc_family;
+	if (fam != AF_INET && fam != AF_INET6)
+		return 0;
+	if (!sbx_session_lookup(&cgid))
+		return 0;
+	return sbx_mark_owner(so, cgid);
+}
+
+SEC("lsm/socket_bind")
+int BPF_PROG(sbx_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+	if (ret || !sbx_maybe_in_session())
+		return ret;
+	return sbx_mark_port_holder(sock);
+}
+
+SEC("lsm/socket_listen")
+int BPF_PROG(sbx_socket_listen, struct socket *sock, int backlog, int ret)
+{
+	if (ret || !sbx_maybe_in_session())
+		return ret;
+	return sbx_mark_port_holder(sock);
+}
+
+/*
  * The verdict for one destination of a session's socket, with the event.
  * csock: a datagram socket whose allowed destination may be remembered
  * (sbx_dcache), or NULL.
  */
 static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, struct sock *sk,
 					 int rc, struct sbx_dest *d, __u8 proto, __u16 op,
-					 struct socket *csock)
+					 struct socket *csock, __u64 epoch)
 {
 	struct sbx_event *e;
-	__u64 expires = ~0ull, epoch = 0;
+	__u64 expires = ~0ull;
 	__u32 rule = 0;
 	__u8 v;
 	int ret;
@@ -265,18 +328,11 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 		rule = SBX_RULE_DEST_UNPARSED;
 	} else {
 		d->proto = proto;
-		if (csock) {
-			struct sbx_dcache *c = sbx_dcache_of(csock, 0);
-
-			/* read before anything is decided: the daemon moves it
-			 * after it changes what the decision reads */
-			epoch = sbx_net_epoch();
-			if (c && sbx_dcache_hit(c, s, cgid, d, epoch)) {
-				sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
-				return 0;
-			}
-		}
 		sbx_stat_inc(SBX_STAT_CHECKS);
+		/* its first datagram binds an unbound socket (a remembered
+		 * destination means this ran before) */
+		if (csock && sbx_mark_owner(csock, cgid))
+			return -ENOMEM;
 		/* names (sbx_dns.h): DNS goes to the session's resolver */
 		v = sbx_dns_dest(sk, d->family, d->addr, d->port, proto, cgid, &rule);
 		if (v == SBX_V_ALLOW)
@@ -318,15 +374,17 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *sa, int len,
 					  __u16 op)
 {
+	struct socket *csock = NULL;
 	struct sbx_session *s;
 	struct sbx_dest d = {};
-	__u64 cgid = 0;
+	__u64 cgid, epoch = 0;
 	__u16 fam, type;
 	struct sock *sk;
 	int rc;
 
-	s = sbx_session_lookup(&cgid);	/* both hooks passed the gate */
-	if (!s)
+	/* both hooks passed the gate */
+	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
+	if (!cgid)
 		return 0;
 	/* the hook's own arguments, loaded as BTF pointers (one instruction
 	 * each) rather than probe-read: this runs for every datagram */
@@ -336,9 +394,25 @@ static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *
 	fam = sk->__sk_common.skc_family;
 	type = sock->type;
 	rc = sbx_parse_dest(fam, type, op == SBX_OP_SENDMSG, sa, len, &d);
-	/* a datagram's destination may be its socket's last one (sbx_dcache) */
-	return sbx_check_one(s, cgid, sk, rc, &d, sk->sk_protocol, op,
-			     op == SBX_OP_SENDMSG && type == SOCK_DGRAM ? sock : NULL);
+	/* a datagram's destination may be its socket's last one (sbx_dcache):
+	 * then nothing else is read, not even the session's entry */
+	if (rc == 0 && op == SBX_OP_SENDMSG && type == SOCK_DGRAM) {
+		struct sbx_dcache *c = sbx_dcache_of(sock, 0);
+
+		csock = sock;
+		d.proto = sk->sk_protocol;
+		/* read before anything is decided: the daemon moves it after
+		 * it changes what the decision reads */
+		epoch = sbx_net_epoch();
+		if (c && sbx_dcache_hit(c, cgid, &d, epoch)) {
+			sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
+			return 0;
+		}
+	}
+	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	if (!s)
+		return 0;
+	return sbx_check_one(s, cgid, sk, rc, &d, sk->sk_protocol, op, csock, epoch);
 }
 
 SEC("lsm/socket_connect")
@@ -402,21 +476,21 @@ int BPF_PROG(sbx_sctp_bind_connect, struct sock *sk, int optname, struct sockadd
 		if (off >= addrlen)
 			return 0;
 		if (bpf_probe_read_kernel(&af, sizeof(af), (void *)address + off))
-			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT, NULL);
+			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT, NULL, 0);
 		step = af == AF_INET ? (int)sizeof(struct sockaddr_in) :
 		       af == AF_INET6 ? (int)sizeof(struct sockaddr_in6) : 0;
 		if (!step || sbx_parse_dest(fam, SOCK_STREAM, false, (void *)address + off,
 					    addrlen - off, &d) < 0)
 			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT,
-					     NULL);
+					     NULL, 0);
 		d.proto = IPPROTO_SCTP;
 		if (sbx_net_decide(s, cgid, &d, &rule, &expires) > SBX_V_ALLOW)
 			return sbx_check_one(s, cgid, sk, 0, &d, IPPROTO_SCTP, SBX_OP_CONNECT,
-					     NULL);
+					     NULL, 0);
 		off += step;
 	}
 	return off >= addrlen ? 0 :
-	       sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT, NULL);
+	       sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT, NULL, 0);
 }
 
 /* ---- unix sockets: decided on the listener ------------------------------ */

@@ -16,6 +16,7 @@
 #include "bpfsbx.h"
 
 #define EPERM		1
+#define ENOMEM		12
 #define EACCES		13
 #define AF_UNSPEC	0
 #define AF_UNIX		1
@@ -203,8 +204,8 @@ SBX_MAP struct {
 	__type(value, struct sbx_dns_orig);
 } sbx_dns_sk SEC(".maps");
 
-/* the session that made an inet socket (cgroup/sock_create, dns.bpf.c):
- * whose a loopback listener is */
+/* the session that gave an inet socket its port (bind, listen, its first
+ * datagram: network.bpf.c): whose a loopback listener is (dns.bpf.c) */
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -386,17 +386,79 @@ static void compile_doh(struct cstate *s, struct nvec *nv)
 	}
 }
 
-static bool covers(const struct nent *outer, const struct nent *inner)
-{
-	int full = outer->bits / 8, rem = outer->bits % 8;
+/*
+ * The prefix groups by (family, length, address masked to that length):
+ * the groups covering an entry are then found by one binary search per
+ * prefix length in use, not by trying every group (10,000 CIDR rules made
+ * that quadratic).
+ */
+struct pkey {
+	int family;
+	unsigned bits;
+	uint8_t addr[16];
+	size_t group;
+};
 
-	if (outer->family != inner->family || outer->bits > inner->bits)
-		return false;
-	if (memcmp(outer->addr, inner->addr, (size_t)full))
-		return false;
-	if (rem && ((outer->addr[full] ^ inner->addr[full]) & (0xff << (8 - rem))))
-		return false;
-	return true;
+static void mask_addr(uint8_t out[16], const uint8_t in[16], unsigned bits)
+{
+	unsigned full = bits / 8, rem = bits % 8;
+
+	memset(out, 0, 16);
+	memcpy(out, in, full);
+	if (rem)
+		out[full] = in[full] & (uint8_t)(0xff << (8 - rem));
+}
+
+static int cmp_pkey(const void *a, const void *b)
+{
+	const struct pkey *x = a, *y = b;
+	int r;
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	if (x->bits != y->bits)
+		return x->bits < y->bits ? -1 : 1;
+	r = memcmp(x->addr, y->addr, 16);
+	if (r)
+		return r;
+	return x->group < y->group ? -1 : x->group > y->group;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The groups whose prefix contains e's (same family, no longer, the same
+ * leading bits), ascending, into out; their count. */
+static size_t covering_groups(const struct pkey *pk, size_t n, const struct pkey *lens,
+			      size_t nlens, const struct nent *e, size_t *out)
+{
+	size_t m = 0;
+
+	for (size_t l = 0; l < nlens; l++) {
+		struct pkey want = { .family = e->family, .bits = lens[l].bits };
+		size_t lo = 0, hi = n;
+
+		if (lens[l].family != e->family || lens[l].bits > e->bits)
+			continue;
+		mask_addr(want.addr, e->addr, want.bits);
+		while (lo < hi) {	/* the first key >= want (group 0) */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (cmp_pkey(&pk[mid], &want) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && pk[lo].family == want.family && pk[lo].bits == want.bits &&
+		       !memcmp(pk[lo].addr, want.addr, 16); lo++)
+			out[m++] = pk[lo].group;
+	}
+	qsort(out, m, sizeof(*out), cmp_size);
+	return m;
 }
 
 static void fmt_cidr(const struct nent *e, char *buf, size_t len)
@@ -425,7 +487,8 @@ void compile_network(struct cstate *s)
 	struct nvec nv = { 0 };
 	struct hvec hv = { 0 };
 	struct prule *tmp = NULL;
-	size_t *starts = NULL, nprefix = 0;
+	struct pkey *pk = NULL, *lens = NULL;
+	size_t *starts = NULL, *cover = NULL, nprefix = 0, nlens = 0;
 
 	s->out->dns = p->dns;
 	compile_doh(s, &nv);
@@ -461,17 +524,37 @@ void compile_network(struct cstate *s)
 		    memcmp(nv.v[i].addr, nv.v[i - 1].addr, 16))
 			starts[nprefix++] = i;
 	starts[nprefix] = nv.n;
+	pk = calloc(nprefix, sizeof(*pk));
+	lens = calloc(nprefix, sizeof(*lens));
+	cover = calloc(nprefix, sizeof(*cover));
+	if (!pk || !lens || !cover) {
+		s->oom = true;
+		goto out;
+	}
+	for (size_t q = 0; q < nprefix; q++) {
+		const struct nent *o = &nv.v[starts[q]];
+
+		pk[q].family = o->family;
+		pk[q].bits = o->bits;
+		pk[q].group = q;
+		mask_addr(pk[q].addr, o->addr, o->bits);
+	}
+	qsort(pk, nprefix, sizeof(*pk), cmp_pkey);
+	for (size_t q = 0; q < nprefix; q++)
+		if (!nlens || pk[q].family != lens[nlens - 1].family ||
+		    pk[q].bits != lens[nlens - 1].bits)
+			lens[nlens++] = pk[q];
 	for (size_t k = 0; k < nprefix; k++) {
 		const struct nent *e = &nv.v[starts[k]];
-		size_t nt = 0, kept = 0;
+		size_t nt = 0, kept = 0, ncover;
 		struct sbx_net_rule val = { 0 };
 
 		/* its own rules and those of every covering prefix */
-		for (size_t q = 0; q < nprefix; q++) {
+		ncover = covering_groups(pk, nprefix, lens, nlens, e, cover);
+		for (size_t c = 0; c < ncover; c++) {
+			size_t q = cover[c];
 			const struct nent *o = &nv.v[starts[q]];
 
-			if (!covers(o, e))
-				continue;
 			for (size_t i = starts[q]; i < starts[q + 1]; i++) {
 				tmp[nt].bits = o->bits;
 				tmp[nt].r = nv.v[i].pr;
@@ -554,6 +637,9 @@ out:
 	free(nv.v);
 	free(tmp);
 	free(starts);
+	free(pk);
+	free(lens);
+	free(cover);
 	if (s->out->n_net4)
 		qsort(s->out->net4, s->out->n_net4, sizeof(s->out->net4[0]), cmp_net4);
 	if (s->out->n_net6)

@@ -40,6 +40,7 @@ struct ynode {
 	bool plain;		/* unquoted scalar */
 	struct ynode **kids;	/* seq: items; map: key, value, key, value... */
 	size_t n, cap;
+	struct yblock *arena;	/* the root's: every node, string and list */
 };
 
 /* One document, or NULL with a diagnostic. */

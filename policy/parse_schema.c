@@ -84,14 +84,14 @@ void check_keys(struct pctx *c, const struct ynode *map, const char *field,
 		char list[256] = "", f[FIELD_MAX];
 		bool ok = false;
 
+		for (const char *const *a = allowed; *a && !ok; a++)
+			ok = !strcmp(k->str, *a);
+		if (ok)
+			continue;
+		/* a key that is not allowed: the nearest one, else the list */
 		for (const char *const *a = allowed; *a; a++) {
-			size_t dist;
+			size_t dist = edit_distance(k->str, *a);
 
-			if (!strcmp(k->str, *a)) {
-				ok = true;
-				break;
-			}
-			dist = edit_distance(k->str, *a);
 			if (dist < bestd) {
 				bestd = dist;
 				best = *a;
@@ -100,8 +100,6 @@ void check_keys(struct pctx *c, const struct ynode *map, const char *field,
 				strncat(list, ", ", sizeof(list) - strlen(list) - 1);
 			strncat(list, *a, sizeof(list) - strlen(list) - 1);
 		}
-		if (ok)
-			continue;
 		snprintf(f, sizeof(f), "%s%s%s", field, *field ? "." : "", k->str);
 		if (best)
 			perr(c, k->line, k->col, f, "unknown key '%s': did you mean '%s'?", k->str, best);

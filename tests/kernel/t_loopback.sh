@@ -71,6 +71,42 @@ test_same_session_server_and_client_work() {
 		$SBXT connect 6 ::1 7304"
 }
 
+# Whose a loopback socket is, is recorded where it gets its port (bind,
+# listen, an unconnected datagram), not at socket creation: a reply to a
+# client's port the kernel picked, a listener bound by listen() alone, and
+# a connected client all stay the session's own.
+UDP_PAIR='import socket, sys
+fam = socket.AF_INET6 if sys.argv[1] == "6" else socket.AF_INET
+host, mode = sys.argv[2], sys.argv[3]
+try:
+    s = socket.socket(fam, socket.SOCK_DGRAM); s.bind((host, 0))
+    c = socket.socket(fam, socket.SOCK_DGRAM)
+    if mode == "connected":
+        c.connect(s.getsockname()); c.send(b"ping")
+    else:
+        c.sendto(b"ping", s.getsockname())
+    s.settimeout(3); c.settimeout(3)
+    d, a = s.recvfrom(100); s.sendto(b"pong", a)
+    print("OK" if c.recv(100) == b"pong" else "BAD")
+except OSError as e:
+    import errno; print("ERR " + errno.errorcode.get(e.errno, str(e.errno)))'
+
+test_same_session_udp_reply_to_a_kernel_chosen_port() {
+	local asked=$(event_count verdict=ask)
+	expect "OK" in_session $LPOL /usr/bin/python3 -I -c "$UDP_PAIR" 4 127.0.0.1 sendto
+	expect "OK" in_session $LPOL /usr/bin/python3 -I -c "$UDP_PAIR" 4 127.0.0.1 connected
+	if [ -e /proc/net/if_inet6 ]; then
+		expect "OK" in_session $LPOL /usr/bin/python3 -I -c "$UDP_PAIR" 6 ::1 sendto
+	fi
+	# a listener that listen() bound to a port of the kernel's choice
+	expect "OK" in_session $LPOL /usr/bin/python3 -I -c 'import socket
+l = socket.socket(); l.listen(1)
+c = socket.create_connection(("127.0.0.1", l.getsockname()[1]), timeout=3)
+print("OK")'
+	sleep 0.3
+	[ "$(event_count verdict=ask)" = "$asked" ] || fail "the session's own sockets were asked about"
+}
+
 test_udp_sendto_an_outside_loopback_listener_is_refused() {
 	# the listener stays until told to stop, however slow the guest: a
 	# listener that is gone is nobody's accomplice, and the connect passes
