@@ -151,7 +151,7 @@ test_socat_and_screen_outside_refused() {
 
 # a dev server and its client in the same session; a socketpair
 test_listener_in_the_same_session_allowed() {
-	rm -f /tmp/ac-got
+	rm -f /tmp/ac-got /tmp/ac-dev.out /tmp/ac-dev.sock
 	expect "OK" ac_user sh -c "
 		python3 -c \"
 import socket, os
@@ -160,7 +160,8 @@ s2 = socket.socket(socket.AF_UNIX); s2.bind('\0sbx-ac-dev'); s2.listen(1)
 print('LISTENING', flush=True)
 for x in (s, s2):
     c, _ = x.accept(); open('/tmp/ac-got', 'ab').write(c.recv(10))
-\" >/tmp/ac-dev.out & sleep 1;
+\" >/tmp/ac-dev.out &
+		while ! grep -q LISTENING /tmp/ac-dev.out 2>/dev/null; do sleep 0.1; done;
 		python3 -c '$AC_CLIENT' stream /tmp/ac-dev.sock >/dev/null;
 		python3 -c '$AC_CLIENT' stream @sbx-ac-dev; wait"
 	[ "$(cat /tmp/ac-got)" = "leakleak" ] || fail "the same-session server got '$(cat /tmp/ac-got)'"
