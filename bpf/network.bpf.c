@@ -206,9 +206,8 @@ static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
 	return same && *(volatile __u32 *)&c->gen == gen;
 }
 
-static __always_inline void sbx_dcache_put(struct sbx_dcache *c, const struct sbx_session *s,
-					   __u64 cgid, const struct sbx_dest *d, __u64 epoch,
-					   __u64 expires)
+static __always_inline void sbx_dcache_put(struct sbx_dcache *c, __u64 cgid,
+					   const struct sbx_dest *d, __u64 epoch, __u64 expires)
 {
 	__u32 gen = *(volatile __u32 *)&c->gen;
 
@@ -217,7 +216,6 @@ static __always_inline void sbx_dcache_put(struct sbx_dcache *c, const struct sb
 		return;
 	sbx_barrier();
 	c->cgid = cgid;
-	c->policy_id = s->pol.policy_id;
 	c->net_epoch = epoch;
 	c->expires_ns = expires;
 	c->family = d->family;
@@ -351,7 +349,7 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 			struct sbx_dcache *c = sbx_dcache_of(csock, BPF_SK_STORAGE_GET_F_CREATE);
 
 			if (c)
-				sbx_dcache_put(c, s, cgid, d, epoch, expires);
+				sbx_dcache_put(c, cgid, d, epoch, expires);
 		}
 		return 0;
 	}

@@ -141,8 +141,9 @@ SBX_MAP struct {
  * A datagram socket's last allowed destination (network.bpf.c): a stream
  * of datagrams to one peer (QUIC, DNS, RTP) then costs one storage lookup
  * instead of two LPM lookups and a learned-address lookup each. It holds
- * for the session and policy that decided it, while the daemon has changed
- * nothing a network decision reads (SBX_EPOCH_NET), and until the learned
+ * for the session that decided it, while the daemon has changed nothing a
+ * network decision reads (SBX_EPOCH_NET: it moves when a session's entry,
+ * and so its policy, changes too), and until the learned
  * address it relied on expires. Only plain allows are kept: whatever
  * makes an event, and DNS to the session's resolver, is decided each time.
  * Threads of a session may send on one socket at once: gen is a sequence
@@ -155,11 +156,10 @@ struct sbx_dcache {
 	__u64 cgid;
 	__u64 net_epoch;
 	__u64 expires_ns;	/* CLOCK_BOOTTIME; ~0: no learned address */
-	__u32 policy_id;
+	__u8  addr[16];		/* 8-aligned: compared as two words */
 	__u16 port;
 	__u8  family;
 	__u8  proto;
-	__u8  addr[16];
 };
 
 SBX_MAP struct {

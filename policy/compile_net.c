@@ -399,16 +399,6 @@ struct pkey {
 	size_t group;
 };
 
-static void mask_addr(uint8_t out[16], const uint8_t in[16], unsigned bits)
-{
-	unsigned full = bits / 8, rem = bits % 8;
-
-	memset(out, 0, 16);
-	memcpy(out, in, full);
-	if (rem)
-		out[full] = in[full] & (uint8_t)(0xff << (8 - rem));
-}
-
 static int cmp_pkey(const void *a, const void *b)
 {
 	const struct pkey *x = a, *y = b;
@@ -444,7 +434,8 @@ static size_t covering_groups(const struct pkey *pk, size_t n, const struct pkey
 
 		if (lens[l].family != e->family || lens[l].bits > e->bits)
 			continue;
-		mask_addr(want.addr, e->addr, want.bits);
+		memcpy(want.addr, e->addr, 16);
+		sbx_addr_mask(want.addr, 16, want.bits);
 		while (lo < hi) {	/* the first key >= want (group 0) */
 			size_t mid = lo + (hi - lo) / 2;
 
@@ -537,7 +528,8 @@ void compile_network(struct cstate *s)
 		pk[q].family = o->family;
 		pk[q].bits = o->bits;
 		pk[q].group = q;
-		mask_addr(pk[q].addr, o->addr, o->bits);
+		memcpy(pk[q].addr, o->addr, 16);
+		sbx_addr_mask(pk[q].addr, 16, o->bits);
 	}
 	qsort(pk, nprefix, sizeof(*pk), cmp_pkey);
 	for (size_t q = 0; q < nprefix; q++)

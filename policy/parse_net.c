@@ -20,10 +20,10 @@
 
 /* ---- network -------------------------------------------------------------------- */
 
-static void mask_addr(uint8_t *a, int bytes, int bits)
+void sbx_addr_mask(uint8_t *a, size_t bytes, unsigned bits)
 {
-	for (int i = 0; i < bytes; i++) {
-		int keep = bits - i * 8;
+	for (size_t i = 0; i < bytes; i++) {
+		int keep = (int)bits - (int)i * 8;
 
 		if (keep <= 0)
 			a[i] = 0;
@@ -78,7 +78,7 @@ static int parse_cidr(struct pctx *c, const struct ynode *y, const char *field,
 		bits = (int)v;
 	}
 	memcpy(masked, addr, 16);
-	mask_addr(masked, maxbits / 8, bits);
+	sbx_addr_mask(masked, maxbits / 8, bits);
 	if (memcmp(masked, addr, (size_t)maxbits / 8)) {
 		char net[INET6_ADDRSTRLEN];
 
