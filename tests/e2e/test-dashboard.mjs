@@ -199,6 +199,11 @@ export const tests = {
       // the output of a decided command, from the recent decisions
       await b.page.click(`#done tr[data-id="${id}"] button`);
       await b.page.waitForFunction((i) => document.querySelector(`#done tr[data-id="${i}"] pre`)?.textContent.includes('output-42'), id, { timeout: 5000 });
+      // another decision rebuilds the table: the output a person opened stays open
+      execFileSync(bpfsbx, ['deny', id2, '--dir', p.dir]);
+      await b.page.waitForSelector(`#done tr[data-id="${id2}"]`, { timeout: 5000 });
+      const kept = await b.page.evaluate((i) => document.querySelector(`#done tr[data-id="${i}"] pre`)?.textContent ?? '', id);
+      assert(kept.includes('output-42'), `the opened output vanished when the table was redrawn: "${kept}"`);
     }));
   },
 

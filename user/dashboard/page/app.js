@@ -16,6 +16,8 @@
     order: [],                      // pending ids, oldest first
     sel: 0,
     deciding: new Set(),
+    outputs: new Map(),             // id -> output text a person opened in the recent decisions
+    loads: {},                      // list name -> number of its newest load
     sessions: [],
     chains: new Map(),              // project + '\n' + session -> audit verify entry
     checked: new Set(),             // sessions whose chains were verified once
@@ -311,9 +313,18 @@
     }
   }
 
+  // Loads of one list can be in flight together and answer in any order; the
+  // list is redrawn from the newest answer only, so an older one cannot bring
+  // back a request that was decided in between.
+  async function newest(list, url) {
+    const load = (state.loads[list] = (state.loads[list] || 0) + 1);
+    const r = await api(url);
+    return r.status === 200 && load === state.loads[list] ? r : null;
+  }
+
   async function loadPending() {
-    const r = await api('/api/requests?state=pending');
-    if (r.status !== 200) return;
+    const r = await newest('pending', '/api/requests?state=pending');
+    if (!r) return;
     for (const [id, w] of state.requests) if (w.state === 'pending') state.requests.delete(id);
     for (const w of r.body.requests) state.requests.set(w.request.id, w);
     for (const e of r.body.errors || []) notice(`${e.project}: ${e.error}`);
@@ -322,25 +333,38 @@
 
   // ---- recent decisions ------------------------------------------------------------
 
+  // The table is rebuilt whenever a decision lands, so an opened output is kept
+  // here and shown again, instead of vanishing under the person reading it.
   async function showOutput(td, id) {
     const r = await api(`/api/requests/${encodeURIComponent(id)}`);
     const text = r.status === 200 ? (r.body.output ?? '(no output file)') : (r.body.error || `HTTP ${r.status}`);
-    td.append(el('pre', {}, visible(text, true)));
+    state.outputs.set(id, text);
+    const row = $('done').querySelector(`tr[data-id="${CSS.escape(id)}"]`);
+    const cell = row ? row.lastElementChild : td;
+    const b = cell.querySelector('button');
+    if (b) b.disabled = true;
+    if (!cell.querySelector('pre')) cell.append(el('pre', {}, visible(text, true)));
   }
 
   async function loadDone() {
-    const r = await api('/api/requests?state=done&limit=50');
-    if (r.status !== 200) return;
+    const r = await newest('done', '/api/requests?state=done&limit=50');
+    if (!r) return;
     const tb = $('done').tBodies[0];
     clear(tb);
+    const listed = new Set();
     for (const w of r.body.requests) {
       const q = w.request, d = q.decision || {};
       const res = el('td', {});
+      listed.add(q.id);
       if (q.result) {
         res.append(`exit ${q.result.exit_code} `);
         const b = el('button', { class: 'small', type: 'button' }, 'output');
         b.addEventListener('click', () => { b.disabled = true; showOutput(res, q.id); });
         res.append(b);
+        if (state.outputs.has(q.id)) {
+          b.disabled = true;
+          res.append(el('pre', {}, visible(state.outputs.get(q.id), true)));
+        }
       }
       tb.append(el('tr', { 'data-id': q.id },
         el('td', {}, when(d.at)),
@@ -351,6 +375,7 @@
         el('td', {}, visible(d.by)),
         res));
     }
+    for (const id of state.outputs.keys()) if (!listed.has(id)) state.outputs.delete(id);
     $('no-done').hidden = r.body.requests.length > 0;
   }
 
@@ -388,8 +413,8 @@
   }
 
   async function loadSessions() {
-    const r = await api('/api/sessions');
-    if (r.status !== 200) return;
+    const r = await newest('sessions', '/api/sessions');
+    if (!r) return;
     const d = r.body.daemon || {};
     const de = $('daemon');
     de.textContent = d.running ? `daemon: pid ${d.pid}${d.embedded ? ' (embedded)' : ''}` : 'daemon: not running';
