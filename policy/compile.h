@@ -41,6 +41,7 @@ struct cstate {
 	struct fvec inode, chain, name;
 	struct hl_cand *hl;
 	size_t n_hl, cap_hl;
+	size_t cap_idents;	/* of out->idents */
 	void *paths;	/* tsearch tree of struct path_memo */
 	bool err;
 	bool oom;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "policy/compile.h"
 
 /* ---- file entries while building ------------------------------------------------ */
@@ -135,6 +136,8 @@ struct path_memo {
 	int id_err;		/* sbx_kident(path, follow) once asked; 1 = not yet */
 	uint32_t dev;
 	uint64_t ino;
+	mode_t mode;		/* the object's type when resolved here, 0 = not known */
+	bool pinned;		/* pinned with all its ancestors (pin_ancestors) */
 };
 
 static int memo_cmp(const void *a, const void *b)
@@ -199,31 +202,29 @@ static bool has_dot_component(const char *p)
 
 /*
  * realpath(path), with the parent directory's resolution remembered: a
- * name whose parent is known takes one lstat. Anything unusual (a
+ * name whose parent is known takes one walk. Anything unusual (a
  * symlink as the last name, "." or "..", no parent) goes to realpath()
  * itself, so the result and its errno are always realpath()'s.
  */
-static char *memo_realpath(struct cstate *s, const char *path)
+static struct path_memo *memo_resolve(struct cstate *s, const char *path);
+
+static char *resolve_uncached(struct cstate *s, const char *path)
 {
 	const char *sl = strrchr(path, '/');
 	struct path_memo *m;
 	struct stat st;
 	char *par, *cand;
-	int err;
+	int err, fd;
 
 	if (path[0] != '/' || !sl || sl == path || !sl[1] || has_dot_component(path))
 		return realpath(path, NULL);
 	par = strndup(path, (size_t)(sl - path));
-	m = par ? memo_get(s, par) : NULL;
+	m = par ? memo_resolve(s, par) : NULL;	/* its parent is remembered too */
 	free(par);
 	if (!m) {
 		s->oom = true;
 		errno = ENOMEM;
 		return NULL;
-	}
-	if (m->real_err == -1) {
-		m->real = memo_realpath(s, m->path);	/* its parent is remembered too */
-		m->real_err = m->real ? 0 : errno;
 	}
 	if (!m->real) {
 		/* below a missing directory or a file: realpath() fails the
@@ -236,21 +237,71 @@ static char *memo_realpath(struct cstate *s, const char *path)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (lstat(cand, &st)) {
+	/* one walk for the type and the identity, both of the object at cand:
+	 * the rules ask for its identity next, and a walk is the expensive
+	 * part on overlayfs (the slow way then reads fdinfo of this fd) */
+	fd = open(cand, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
 		err = errno;
+		if (fd >= 0)
+			close(fd);
 		free(cand);
 		errno = err;
 		return NULL;
 	}
 	if (S_ISLNK(st.st_mode)) {
-		char *r = realpath(cand, NULL);
+		char *r;
 
+		close(fd);
+		r = realpath(cand, NULL);
 		err = errno;
 		free(cand);
 		errno = err;
 		return r;
 	}
+	/* cand is a real path: its identity is the one sbx_kident() would find */
+	m = memo_get(s, cand);
+	if (m && m->id_err == 1) {
+		m->id_err = sbx_kident_fd(fd, &m->dev, &m->ino);
+		m->mode = st.st_mode;
+	}
+	close(fd);
 	return cand;
+}
+
+/* path's memo with realpath(path) (or its errno) in it; NULL: no memory */
+static struct path_memo *memo_resolve(struct cstate *s, const char *path)
+{
+	struct path_memo *m = memo_get(s, path);
+
+	if (m && m->real_err == -1) {
+		m->real = resolve_uncached(s, path);
+		m->real_err = m->real ? 0 : errno;
+	}
+	return m;
+}
+
+/* realpath(path), asked of the file system once per compile */
+static char *memo_realpath(struct cstate *s, const char *path)
+{
+	struct path_memo *m = memo_resolve(s, path);
+	char *r;
+
+	if (!m) {
+		s->oom = true;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!m->real) {
+		errno = m->real_err;
+		return NULL;
+	}
+	r = strdup(m->real);
+	if (!r) {
+		s->oom = true;
+		errno = ENOMEM;
+	}
+	return r;
 }
 
 /* PATH led to (dev, ino) when compiled: kept for the cache's check */
@@ -259,14 +310,22 @@ static void add_ident(struct cstate *s, const char *path, uint32_t dev, uint64_t
 	struct sbx_compiled *c = s->out;
 	struct sbx_ident_stamp *v;
 
-	v = realloc(c->idents, (c->n_idents + 1) * sizeof(*v));
-	if (!v || !(v[c->n_idents].path = strdup(path))) {
-		if (v)
-			c->idents = v;
+	if (c->n_idents == s->cap_idents) {
+		size_t cap = s->cap_idents ? s->cap_idents * 2 : 64;
+
+		v = realloc(c->idents, cap * sizeof(*v));
+		if (!v) {
+			s->oom = true;
+			return;
+		}
+		c->idents = v;
+		s->cap_idents = cap;
+	}
+	v = c->idents;
+	if (!(v[c->n_idents].path = strdup(path))) {
 		s->oom = true;
 		return;
 	}
-	c->idents = v;
 	v[c->n_idents].dev = dev;
 	v[c->n_idents].ino = ino;
 	c->n_idents++;
@@ -366,12 +425,19 @@ static void pin_ancestors(struct cstate *s, const struct sbx_frule *fr,
 		uint32_t dev;
 		uint64_t ino;
 		char *label = NULL;
-		int err = memo_kident(s, p, &dev, &ino);
+		struct path_memo *m = memo_get(s, p);
+		int err;
 
+		if (!m)
+			break;
+		if (m->pinned)
+			break;	/* and so are all directories above it */
+		err = memo_kident(s, p, &dev, &ino);
 		if (err) {
 			cerr(s, &pat->pos, "cannot identify %s: %s", p, strerror(-err));
 			break;
 		}
+		m->pinned = true;
 		if (asprintf(&label, "%s (pinned)", p) < 0) {
 			s->oom = true;
 			break;
@@ -582,8 +648,11 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 		}
 		free(label);
 		struct statx stx;
+		const struct path_memo *rm = memo_get(s, real);
 
+		/* only a directory is scanned; the memo knows most types already */
 		if ((fr->verdict == SBX_V_DENY || fr->verdict == SBX_V_ASK) && !s->p->no_hardlink_scan &&
+		    rm && (!rm->mode || S_ISDIR(rm->mode)) &&
 		    !statx(AT_FDCWD, real, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &stx) &&
 		    (stx.stx_mask & STATX_MNT_ID) && S_ISDIR(stx.stx_mode)) {
 			struct scan sc = {

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,14 +196,21 @@ static int kident_fdinfo(int fd, uint32_t *dev, uint64_t *ino)
 	if (len <= 0)
 		return len < 0 ? -errno : -EIO;
 	buf[len] = 0;
+	/* "name:\tvalue" lines; sscanf per line cost more than the read */
 	for (char *l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char *end;
 		unsigned long long v;
 
-		if (sscanf(l, "mnt_id: %d", &mnt_id) == 1)
-			continue;
-		if (sscanf(l, "ino: %llu", &v) == 1) {
-			*ino = v;
-			have_ino = 1;
+		if (!strncmp(l, "mnt_id:", 7)) {
+			v = strtoull(l + 7, &end, 10);
+			if (end != l + 7 && v <= INT_MAX)
+				mnt_id = (int)v;
+		} else if (!strncmp(l, "ino:", 4)) {
+			v = strtoull(l + 4, &end, 10);
+			if (end != l + 4) {
+				*ino = v;
+				have_ino = 1;
+			}
 		}
 	}
 	/* fdinfo has shown "ino:" since Linux 5.14; without it there is no

@@ -108,6 +108,12 @@ void pwarn(struct pctx *c, int line, int col, const char *field,
 	   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 const char *ytype_name(const struct ynode *y);
 
+/* A field's name for messages: base then suffix (".path"), or base and
+ * "[i]", into dst[n], cut as snprintf would. Every rule makes several, so
+ * they are not formatted by printf. */
+void field_name(char *dst, size_t n, const char *base, const char *suffix);
+void field_index(char *dst, size_t n, const char *base, size_t i);
+
 /* Reject keys that are not in `allowed` (NULL-terminated). */
 void check_keys(struct pctx *c, const struct ynode *map, const char *field,
 		const char *const *allowed);

@@ -26,14 +26,14 @@ static bool cmd_fields(struct pctx *c, const struct ynode *y, const char *field,
 	char f[FIELD_MAX];
 	bool ok = true;
 
-	snprintf(f, sizeof(f), "%s.command", field);
+	field_name(f, sizeof(f), field, ".command");
 	if (!yc) {
 		perr(c, y->line, y->col, f, "missing: write command: NAME (or a list, or an absolute path)");
 		ok = false;
 	} else if (!(cf->cs = string_or_list(c, yc, f, "a command name or absolute path", &cf->nc))) {
 		ok = false;
 	}
-	snprintf(f, sizeof(f), "%s.args", field);
+	field_name(f, sizeof(f), field, ".args");
 	if (ya && !(cf->as = string_or_list(c, ya, f, "an argument glob", &cf->na)))
 		ok = false;
 	return ok;

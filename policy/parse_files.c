@@ -306,12 +306,12 @@ static bool file_fields(struct pctx *c, const struct ynode *y, const char *field
 	bool ok = true;
 
 	ff->yp = map_get(y, "path");
-	snprintf(f, sizeof(f), "%s.path", field);
+	field_name(f, sizeof(f), field, ".path");
 	if (!ff->yp)
 		perr(c, y->line, y->col, f, "missing: every files rule needs a path");
 	else
 		ff->it = string_or_list(c, ff->yp, f, "a path pattern", &ff->n);
-	snprintf(f, sizeof(f), "%s.access", field);
+	field_name(f, sizeof(f), field, ".access");
 	if (ya && parse_access(c, ya, f, &ff->access))
 		ok = false;
 	return ok && ff->it;

@@ -174,22 +174,22 @@ static bool net_fields(struct pctx *c, const struct ynode *y, const char *field,
 	yp = map_get(y, "port");
 	ypr = map_get(y, "protocol");
 	if (!yh && !yc) {
-		snprintf(f, sizeof(f), "%s.host", field);
+		field_name(f, sizeof(f), field, ".host");
 		perr(c, y->line, y->col, f,
 		     "missing: a network rule needs host: or cidr: (for any address write "
 		     "cidr: [0.0.0.0/0, \"::/0\"])");
 		ok = false;
 	}
-	snprintf(f, sizeof(f), "%s.host", field);
+	field_name(f, sizeof(f), field, ".host");
 	if (yh && !(nf->hs = string_or_list(c, yh, f, "a host name", &nf->nh)))
 		ok = false;
-	snprintf(f, sizeof(f), "%s.cidr", field);
+	field_name(f, sizeof(f), field, ".cidr");
 	if (yc && !(nf->cs = string_or_list(c, yc, f, "a CIDR", &nf->nc)))
 		ok = false;
-	snprintf(f, sizeof(f), "%s.port", field);
+	field_name(f, sizeof(f), field, ".port");
 	if (yp && !(nf->ps = string_or_list(c, yp, f, "a port", &nf->np)))
 		ok = false;
-	snprintf(f, sizeof(f), "%s.protocol", field);
+	field_name(f, sizeof(f), field, ".protocol");
 	if (ypr && want_scalar(c, ypr, f, "tcp, udp or any")) {
 		if (!strcmp(ypr->str, "tcp"))
 			nf->proto = IPPROTO_TCP;

@@ -41,6 +41,28 @@ void pwarn(struct pctx *c, int line, int col, const char *field,
 	sbx_diag_add(c->d, SBX_DIAG_WARNING, c->doc->file, line, col, field, "%s", msg);
 }
 
+void field_name(char *dst, size_t n, const char *base, const char *suffix)
+{
+	size_t a = strnlen(base, n - 1), b = strnlen(suffix, n - 1 - a);
+
+	memcpy(dst, base, a);
+	memcpy(dst + a, suffix, b);
+	dst[a + b] = 0;
+}
+
+void field_index(char *dst, size_t n, const char *base, size_t i)
+{
+	char b[24], *p = b + sizeof(b);
+
+	*--p = 0;
+	*--p = ']';
+	do
+		*--p = (char)('0' + i % 10);
+	while (i /= 10);
+	*--p = '[';
+	field_name(dst, n, base, p);
+}
+
 const char *ytype_name(const struct ynode *y)
 {
 	switch (y->type) {
@@ -157,7 +179,7 @@ struct sitem *string_or_list(struct pctx *c, const struct ynode *y,
 		if (!v)
 			return NULL;
 		v->y = y;
-		snprintf(v->field, sizeof(v->field), "%s", field);
+		field_name(v->field, sizeof(v->field), field, "");
 		*n = 1;
 		return v;
 	}
@@ -171,7 +193,7 @@ struct sitem *string_or_list(struct pctx *c, const struct ynode *y,
 	for (size_t i = 0; i < y->n; i++) {
 		char f[FIELD_MAX];
 
-		snprintf(f, sizeof(f), "%s[%zu]", field, i);
+		field_index(f, sizeof(f), field, i);
 		if (y->kids[i]->type != Y_SCALAR) {
 			perr(c, y->kids[i]->line, y->kids[i]->col, f, "expected %s, found %s",
 			     what, ytype_name(y->kids[i]));
@@ -184,7 +206,7 @@ struct sitem *string_or_list(struct pctx *c, const struct ynode *y,
 			return NULL;
 		}
 		v[i].y = y->kids[i];
-		snprintf(v[i].field, sizeof(v[i].field), "%s", f);
+		field_name(v[i].field, sizeof(v[i].field), f, "");
 	}
 	*n = y->n;
 	return v;
@@ -393,12 +415,12 @@ struct trule *parse_rule_head(struct pctx *c, const struct ynode *y, const char 
 	ok = kind->fields(c, y, field, out);
 	yv = map_get(y, "verdict");
 	yr = map_get(y, "reason");
-	snprintf(f, sizeof(f), "%s.verdict", field);
+	field_name(f, sizeof(f), field, ".verdict");
 	if (!yv)
 		perr(c, y->line, y->col, f, "missing: write verdict: allow, deny, ask or audit");
 	else
 		verdict = parse_verdict(c, yv, f);
-	snprintf(f, sizeof(f), "%s.reason", field);
+	field_name(f, sizeof(f), field, ".reason");
 	if (!yr)
 		perr(c, y->line, y->col, f,
 		     "missing: every rule needs a reason (people see it when the rule fires)");
@@ -450,7 +472,7 @@ void parse_rules(struct pctx *c, const struct ynode *y, const char *field,
 	for (size_t i = 0; i < y->n; i++) {
 		char f[FIELD_MAX];
 
-		snprintf(f, sizeof(f), "%s[%zu]", field, i);
+		field_index(f, sizeof(f), field, i);
 		fn(c, y->kids[i], f);
 	}
 }
@@ -462,7 +484,7 @@ char *parse_opt_reason(struct pctx *c, const struct ynode *sec, const char *fiel
 
 	if (!y)
 		return NULL;
-	snprintf(f, sizeof(f), "%s.default_reason", field);
+	field_name(f, sizeof(f), field, ".default_reason");
 	return parse_reason(c, y, f);
 }
 
