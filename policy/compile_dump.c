@@ -119,6 +119,16 @@ static void put_what(struct dout *d, const char *what)
 	dputc(d, '\n');
 }
 
+/* the end of a chain or name line: the key's hash, the rule, the label */
+static void put_hash_rule(struct dout *d, uint64_t hash, const struct sbx_file_rule *r,
+			  const char *what)
+{
+	dputs(d, " hash=");
+	put_hex(d, hash, 16);
+	dump_rule(d, r);
+	put_what(d, what);
+}
+
 static void dump_net(struct dout *d, const char *tag, int family, uint32_t prefixlen,
 		     const uint8_t *addr, const struct sbx_net_rule *v, const char *what)
 {
@@ -191,10 +201,7 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 		put_dev_ino(d, e->k.dev, e->k.ino);
 		dputs(d, " m=");
 		put_u64(d, e->k.m);
-		dputs(d, " hash=");
-		put_hex(d, e->k.hash, 16);
-		dump_rule(d, &e->v);
-		put_what(d, e->what);
+		put_hash_rule(d, e->k.hash, &e->v, e->what);
 	}
 	for (size_t i = 0; i < c->n_name; i++) {
 		const struct sbx_name_entry *e = &c->name[i];
@@ -204,10 +211,7 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 		dputs(d, e->k.kind < 3 ? kinds[e->k.kind] : "?");
 		dputs(d, " len=");
 		put_u64(d, e->k.len);
-		dputs(d, " hash=");
-		put_hex(d, e->k.hash, 16);
-		dump_rule(d, &e->v);
-		put_what(d, e->what);
+		put_hash_rule(d, e->k.hash, &e->v, e->what);
 	}
 	for (size_t i = 0; i < c->n_net4; i++)
 		dump_net(d, "net4", AF_INET, c->net4[i].k.prefixlen, c->net4[i].k.addr,

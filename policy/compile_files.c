@@ -206,11 +206,11 @@ static bool has_dot_component(const char *p)
  * symlink as the last name, "." or "..", no parent) goes to realpath()
  * itself, so the result and its errno are always realpath()'s.
  */
-static struct path_memo *memo_resolve(struct cstate *s, const char *path);
+static const char *memo_real(struct cstate *s, const char *path);
 
 static char *resolve_uncached(struct cstate *s, const char *path)
 {
-	const char *sl = strrchr(path, '/');
+	const char *sl = strrchr(path, '/'), *preal;
 	struct path_memo *m;
 	struct stat st;
 	char *par, *cand;
@@ -219,20 +219,18 @@ static char *resolve_uncached(struct cstate *s, const char *path)
 	if (path[0] != '/' || !sl || sl == path || !sl[1] || has_dot_component(path))
 		return realpath(path, NULL);
 	par = strndup(path, (size_t)(sl - path));
-	m = par ? memo_resolve(s, par) : NULL;	/* its parent is remembered too */
-	free(par);
-	if (!m) {
+	if (!par) {
 		s->oom = true;
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!m->real) {
-		/* below a missing directory or a file: realpath() fails the
-		 * same way for every name there */
-		errno = m->real_err;
+	/* its parent is remembered too; below a missing directory or a file,
+	 * realpath() fails the same way for every name there */
+	preal = memo_real(s, par);
+	free(par);
+	if (!preal)
 		return NULL;
-	}
-	if (asprintf(&cand, "%s%s", strcmp(m->real, "/") ? m->real : "", sl) < 0) {
+	if (asprintf(&cand, "%s%s", strcmp(preal, "/") ? preal : "", sl) < 0) {
 		s->oom = true;
 		errno = ENOMEM;
 		return NULL;
@@ -281,22 +279,30 @@ static struct path_memo *memo_resolve(struct cstate *s, const char *path)
 	return m;
 }
 
-/* realpath(path), asked of the file system once per compile */
-static char *memo_realpath(struct cstate *s, const char *path)
+/* realpath(path) as the memo holds it, or NULL with realpath()'s errno */
+static const char *memo_real(struct cstate *s, const char *path)
 {
 	struct path_memo *m = memo_resolve(s, path);
-	char *r;
 
 	if (!m) {
 		s->oom = true;
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!m->real) {
+	if (!m->real)
 		errno = m->real_err;
+	return m->real;
+}
+
+/* realpath(path), asked of the file system once per compile */
+static char *memo_realpath(struct cstate *s, const char *path)
+{
+	const char *real = memo_real(s, path);
+	char *r;
+
+	if (!real)
 		return NULL;
-	}
-	r = strdup(m->real);
+	r = strdup(real);
 	if (!r) {
 		s->oom = true;
 		errno = ENOMEM;
