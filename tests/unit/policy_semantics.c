@@ -328,6 +328,58 @@ SBX_TEST(policy_semantics, resolution_matches_realpath)
 	fix_end(&f);
 }
 
+/* is the directory at path an inode entry with pinned set? */
+static bool pinned_dir(const struct sbx_compiled *c, const char *path)
+{
+	uint32_t dev;
+	uint64_t ino;
+
+	if (sbx_kident(path, true, &dev, &ino))
+		return false;
+	for (size_t i = 0; i < c->n_inode; i++)
+		if (c->inode[i].k.dev == dev && c->inode[i].k.ino == ino)
+			return c->inode[i].v.pinned;
+	return false;
+}
+
+/*
+ * The compiler asks the file system about a path once and pins a
+ * directory's ancestors once: a path named by two rules keeps both
+ * rules, a missing path named twice keeps both, and every directory
+ * above each rule's path is pinned, however many rules share it.
+ */
+SBX_TEST(policy_semantics, repeated_paths_and_shared_ancestors)
+{
+	const char *dirs[] = { "a", "a/b", "a/b/c", "a/d" };
+	struct fix f;
+	char *p;
+
+	fix_start(&f);
+	touch(&f, "a/b/c/file");
+	touch(&f, "a/d/other");
+	CU_ASSERT_FATAL(fix_compile(&f,
+		"    - {path: \"${PROJECT}/a/b/c/file\", access: read, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/a/b/c/file\", access: exec, verdict: ask, reason: r}\n"
+		"    - {path: \"${PROJECT}/a/b/gone/x\", access: read, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/a/b/gone/x\", access: exec, verdict: deny, reason: r}\n"
+		"    - {path: \"${PROJECT}/a/d/other\", access: read, verdict: ask, reason: r}\n"));
+	CU_ASSERT_EQUAL(pv(&f, "a/b/c/file", R), SBX_V_DENY);
+	CU_ASSERT_EQUAL(pv(&f, "a/b/c/file", X), SBX_V_ASK);
+	CU_ASSERT_EQUAL(pv(&f, "a/d/other", R), SBX_V_ASK);
+	touch(&f, "a/b/gone/x");
+	CU_ASSERT_EQUAL(pv(&f, "a/b/gone/x", R), SBX_V_DENY);
+	CU_ASSERT_EQUAL(pv(&f, "a/b/gone/x", X), SBX_V_DENY);
+	CU_ASSERT(pinned_dir(&f.c, "/"));
+	CU_ASSERT(pinned_dir(&f.c, f.proj));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		p = pt_path("%s/%s", f.proj, dirs[i]);
+		if (!pinned_dir(&f.c, p))
+			CU_FAIL("a directory above a rule's path is not pinned");
+		free(p);
+	}
+	fix_end(&f);
+}
+
 SBX_TEST(policy_semantics, hard_link_made_before)
 {
 	struct fix f;
