@@ -55,6 +55,24 @@ void sbx_sb_printf(struct sbx_strbuf *b, const char *fmt, ...)
 	free(s);
 }
 
+char *sbx_utoa(unsigned long long v, char buf[SBX_UTOA_LEN])
+{
+	char *p = buf + SBX_UTOA_LEN;
+
+	*--p = 0;
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	return p;
+}
+
+void sbx_sb_putu(struct sbx_strbuf *b, unsigned long long v)
+{
+	char buf[SBX_UTOA_LEN];
+
+	sbx_sb_puts(b, sbx_utoa(v, buf));
+}
+
 void sbx_sb_join(struct sbx_strbuf *b, const char *sep, const char *s)
 {
 	if (b->len)

@@ -24,6 +24,11 @@ void sbx_sb_printf(struct sbx_strbuf *b, const char *fmt, ...) __attribute__((fo
 /* s, preceded by sep unless b is still empty */
 void sbx_sb_join(struct sbx_strbuf *b, const char *sep, const char *s);
 
+/* v in decimal, without printf: written at the end of buf, returns its start */
+#define SBX_UTOA_LEN 21
+char *sbx_utoa(unsigned long long v, char buf[SBX_UTOA_LEN]);
+void sbx_sb_putu(struct sbx_strbuf *b, unsigned long long v);
+
 /* *dst (malloc'd or NULL) += sep (unless *dst is empty) + s; -1 on no memory */
 int sbx_str_append(char **dst, const char *sep, const char *s);
 

@@ -4,88 +4,62 @@
  * compile --dump`): one line per map entry in the compiled order, then
  * the rules, so that two compiles can be compared with diff.
  */
-#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
+#include "lib/text.h"
 
 /* ---- the dump ------------------------------------------------------------------------------ */
 
 /*
  * The entry lines are most of a dump (10,000 rules make ~100,000 fields):
- * they are put together in a buffer of our own with a digit loop, which
- * costs a tenth of fprintf's parsing of the same format per field and of
- * stdio's own work per small write. The few other lines use fprintf.
+ * they are put together in a string buffer with a digit loop, which costs
+ * a tenth of fprintf's parsing of the same format and of stdio's own work
+ * per small write. The few other lines are formatted by printf
+ * into the same buffer.
  */
 struct dout {
 	FILE *f;
-	size_t n;
-	char b[16384];
+	struct sbx_strbuf b;
 };
 
 static void dflush(struct dout *d)
 {
-	if (d->n)
-		fwrite(d->b, 1, d->n, d->f);
-	d->n = 0;
-}
-
-static void dput(struct dout *d, const char *s, size_t len)
-{
-	if (d->n + len > sizeof(d->b)) {
-		dflush(d);
-		if (len > sizeof(d->b)) {
-			fwrite(s, 1, len, d->f);
-			return;
-		}
-	}
-	memcpy(d->b + d->n, s, len);
-	d->n += len;
+	if (d->b.len)
+		fwrite(d->b.p, 1, d->b.len, d->f);
+	d->b.len = 0;
 }
 
 static void dputs(struct dout *d, const char *s)
 {
-	dput(d, s, strlen(s));
+	sbx_sb_puts(&d->b, s);
 }
 
 static void dputc(struct dout *d, char c)
 {
-	dput(d, &c, 1);
-}
-
-static __attribute__((format(printf, 2, 3))) void dfmt(struct dout *d, const char *fmt, ...)
-{
-	va_list ap;
-
-	dflush(d);
-	va_start(ap, fmt);
-	vfprintf(d->f, fmt, ap);
-	va_end(ap);
+	sbx_sb_putc(&d->b, c);
 }
 
 static void put_u64(struct dout *d, unsigned long long v)
 {
-	char b[24], *p = b + sizeof(b);
-
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	dput(d, p, (size_t)(b + sizeof(b) - p));
+	sbx_sb_putu(&d->b, v);
 }
 
 static void put_hex(struct dout *d, unsigned long long v, int width)
 {
 	char b[20], *p = b + sizeof(b);
 
+	*--p = 0;
 	do {
 		*--p = "0123456789abcdef"[v & 0xf];
 		v >>= 4;
 		width--;
 	} while (v || width > 0);
-	dput(d, "0x", 2);
-	dput(d, p, (size_t)(b + sizeof(b) - p));
+	dputs(d, "0x");
+	dputs(d, p);
 }
 
 static void put_dev_ino(struct dout *d, uint32_t dev, uint64_t ino)
@@ -112,11 +86,19 @@ static void dump_rule(struct dout *d, const struct sbx_file_rule *r)
 	}
 }
 
+/* a line's end; the buffer goes out when it holds 16 KiB */
+static void end_line(struct dout *d)
+{
+	dputc(d, '\n');
+	if (d->b.len >= 16384)
+		dflush(d);
+}
+
 static void put_what(struct dout *d, const char *what)
 {
 	dputs(d, " # ");
 	dputs(d, what ? what : "");
-	dputc(d, '\n');
+	end_line(d);
 }
 
 /* the end of a chain or name line: the key's hash, the rule, the label */
@@ -154,7 +136,7 @@ static void dump_net(struct dout *d, const char *tag, int family, uint32_t prefi
 		dputs(d, sbx_verdict_name(v->r[i].verdict));
 		dputc(d, '#');
 		put_u64(d, v->r[i].rule_id);
-		dputc(d, '\n');
+		end_line(d);
 	}
 }
 
@@ -166,19 +148,19 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 	const struct sbx_policy_hdr *h = &c->hdr;
 	struct dout out = { .f = f }, *d = &out;
 
-	dfmt(d, "# bpfsbx compiled policy (abi %d)\n", SBX_ABI_VERSION);
-	dfmt(d, "hdr policy_id=%u flags=0x%x%s proc_verdict=%s max_chain=%u\n", h->policy_id,
+	sbx_sb_printf(&d->b, "# bpfsbx compiled policy (abi %d)\n", SBX_ABI_VERSION);
+	sbx_sb_printf(&d->b, "hdr policy_id=%u flags=0x%x%s proc_verdict=%s max_chain=%u\n", h->policy_id,
 		h->flags, h->flags & SBX_PF_PROC_OTHERS ? " (proc_others)" : "",
 		sbx_verdict_name(h->proc_verdict), h->max_chain);
-	dfmt(d, "hdr file_default");
+	sbx_sb_printf(&d->b, "hdr file_default");
 	for (int a = 0; a < SBX_ACC_MAX; a++)
-		dfmt(d, " %s=%s#%u", sbx_access_name(a), sbx_verdict_name(h->file_default[a]),
+		sbx_sb_printf(&d->b, " %s=%s#%u", sbx_access_name(a), sbx_verdict_name(h->file_default[a]),
 			h->file_default_rule[a]);
-	dfmt(d, " net_default=%s#%u loopback_outside=%s#%u netlink=0x%x families=0x%llx\n",
+	sbx_sb_printf(&d->b, " net_default=%s#%u loopback_outside=%s#%u netlink=0x%x families=0x%llx\n",
 		sbx_verdict_name(h->net_default), h->net_default_rule,
 		sbx_verdict_name(h->loopback_outside), h->loopback_rule, h->netlink_allow,
 		(unsigned long long)h->family_allow);
-	dfmt(d, "hdr exact_len_mask=0x%016llx prefix_len_mask=0x%016llx suffix_len_mask=0x%016llx"
+	sbx_sb_printf(&d->b, "hdr exact_len_mask=0x%016llx prefix_len_mask=0x%016llx suffix_len_mask=0x%016llx"
 		" abstract_len_mask=0x%016llx\n",
 		(unsigned long long)h->exact_len_mask, (unsigned long long)h->prefix_len_mask,
 		(unsigned long long)h->suffix_len_mask, (unsigned long long)h->abstract_len_mask);
@@ -222,28 +204,28 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 	for (size_t i = 0; i < c->n_hosts; i++) {
 		const struct sbx_host_entry *e = &c->hosts[i];
 
-		dfmt(d, "host %s%s port=%u-%u proto=%s %s#%u\n", e->wildcard ? "*." : "", e->name,
+		sbx_sb_printf(&d->b, "host %s%s port=%u-%u proto=%s %s#%u\n", e->wildcard ? "*." : "", e->name,
 			e->pr.port_lo, e->pr.port_hi, e->pr.proto ? sbx_proto_name(e->pr.proto) : "any",
 			sbx_verdict_name(e->pr.verdict), e->pr.rule_id);
 	}
-	dfmt(d, "dns grace=%us min_ttl=%us max_per_name=%u max_per_session=%u resolvers=",
+	sbx_sb_printf(&d->b, "dns grace=%us min_ttl=%us max_per_name=%u max_per_session=%u resolvers=",
 		c->dns.grace_s, c->dns.min_ttl_s, c->dns.max_per_name, c->dns.max_per_session);
 	if (!c->dns.n_resolvers)
-		dfmt(d, "/etc/resolv.conf");
+		sbx_sb_printf(&d->b, "/etc/resolv.conf");
 	for (size_t i = 0; i < c->dns.n_resolvers; i++) {
 		char a[INET6_ADDRSTRLEN] = "?";
 
 		inet_ntop(c->dns.resolvers[i].family, c->dns.resolvers[i].addr, a, sizeof(a));
-		dfmt(d, "%s%s%s%s:%u", i ? "," : "", c->dns.resolvers[i].family == AF_INET6 ? "[" : "",
+		sbx_sb_printf(&d->b, "%s%s%s%s:%u", i ? "," : "", c->dns.resolvers[i].family == AF_INET6 ? "[" : "",
 			a, c->dns.resolvers[i].family == AF_INET6 ? "]" : "", c->dns.resolvers[i].port);
 	}
-	dfmt(d, "\n");
+	sbx_sb_printf(&d->b, "\n");
 	for (size_t i = 0; i < c->n_protect; i++)
-		dfmt(d, "protect dev=" DEVFMT " ino=%llu # %s\n", DEVARG(c->protect[i].dev),
+		sbx_sb_printf(&d->b, "protect dev=" DEVFMT " ino=%llu # %s\n", DEVARG(c->protect[i].dev),
 			(unsigned long long)c->protect[i].ino,
 			c->protect_what && c->protect_what[i] ? c->protect_what[i] : "");
 	if (p) {
-		dfmt(d, "# rules\n");
+		sbx_sb_printf(&d->b, "# rules\n");
 		for (size_t i = 0; i < p->n_rules; i++) {
 			const struct sbx_rule_info *r = &p->rules[i];
 			static const char *const secs[] = { "files", "network", "commands" };
@@ -266,8 +248,11 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 						first = 0;
 					}
 			}
-			dputc(d, '\n');
+			end_line(d);
 		}
 	}
 	dflush(d);
+	if (d->b.oom)
+		fputs("# out of memory: this dump is incomplete\n", f);
+	free(d->b.p);
 }

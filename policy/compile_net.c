@@ -434,8 +434,7 @@ static size_t covering_groups(const struct pkey *pk, size_t n, const struct pkey
 
 		if (lens[l].family != e->family || lens[l].bits > e->bits)
 			continue;
-		memcpy(want.addr, e->addr, 16);
-		sbx_addr_mask(want.addr, 16, want.bits);
+		sbx_addr_mask(want.addr, e->addr, 16, want.bits);
 		while (lo < hi) {	/* the first key >= want (group 0) */
 			size_t mid = lo + (hi - lo) / 2;
 
@@ -528,8 +527,7 @@ void compile_network(struct cstate *s)
 		pk[q].family = o->family;
 		pk[q].bits = o->bits;
 		pk[q].group = q;
-		memcpy(pk[q].addr, o->addr, 16);
-		sbx_addr_mask(pk[q].addr, 16, o->bits);
+		sbx_addr_mask(pk[q].addr, o->addr, 16, o->bits);
 	}
 	qsort(pk, nprefix, sizeof(*pk), cmp_pkey);
 	for (size_t q = 0; q < nprefix; q++)

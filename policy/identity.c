@@ -180,6 +180,18 @@ static int kident_statx(int dirfd, const char *path, int flags, uint32_t *dev, u
 	return 0;
 }
 
+/* the number of line l when the line is "name value" */
+static bool fdinfo_field(const char *l, const char *name, unsigned long long *v)
+{
+	size_t n = strlen(name);
+	char *end;
+
+	if (strncmp(l, name, n))
+		return false;
+	*v = strtoull(l + n, &end, 10);
+	return end != l + n;
+}
+
 static int kident_fdinfo(int fd, uint32_t *dev, uint64_t *ino)
 {
 	char path[64], buf[1024];
@@ -198,19 +210,13 @@ static int kident_fdinfo(int fd, uint32_t *dev, uint64_t *ino)
 	buf[len] = 0;
 	/* "name:\tvalue" lines; sscanf per line cost more than the read */
 	for (char *l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		char *end;
 		unsigned long long v;
 
-		if (!strncmp(l, "mnt_id:", 7)) {
-			v = strtoull(l + 7, &end, 10);
-			if (end != l + 7 && v <= INT_MAX)
-				mnt_id = (int)v;
-		} else if (!strncmp(l, "ino:", 4)) {
-			v = strtoull(l + 4, &end, 10);
-			if (end != l + 4) {
-				*ino = v;
-				have_ino = 1;
-			}
+		if (fdinfo_field(l, "mnt_id:", &v) && v <= INT_MAX)
+			mnt_id = (int)v;
+		else if (fdinfo_field(l, "ino:", &v)) {
+			*ino = v;
+			have_ino = 1;
 		}
 	}
 	/* fdinfo has shown "ino:" since Linux 5.14; without it there is no

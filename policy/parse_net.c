@@ -20,15 +20,12 @@
 
 /* ---- network -------------------------------------------------------------------- */
 
-void sbx_addr_mask(uint8_t *a, size_t bytes, unsigned bits)
+void sbx_addr_mask(uint8_t *dst, const uint8_t *src, size_t bytes, unsigned bits)
 {
 	for (size_t i = 0; i < bytes; i++) {
 		int keep = (int)bits - (int)i * 8;
 
-		if (keep <= 0)
-			a[i] = 0;
-		else if (keep < 8)
-			a[i] &= (uint8_t)(0xff << (8 - keep));
+		dst[i] = keep <= 0 ? 0 : keep < 8 ? src[i] & (uint8_t)(0xff << (8 - keep)) : src[i];
 	}
 }
 
@@ -77,8 +74,7 @@ static int parse_cidr(struct pctx *c, const struct ynode *y, const char *field,
 		}
 		bits = (int)v;
 	}
-	memcpy(masked, addr, 16);
-	sbx_addr_mask(masked, maxbits / 8, bits);
+	sbx_addr_mask(masked, addr, maxbits / 8, bits);
 	if (memcmp(masked, addr, (size_t)maxbits / 8)) {
 		char net[INET6_ADDRSTRLEN];
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "policy/parse.h"
+#include "lib/text.h"
 
 /* ---- schema helpers ------------------------------------------------------------ */
 
@@ -52,15 +53,15 @@ void field_name(char *dst, size_t n, const char *base, const char *suffix)
 
 void field_index(char *dst, size_t n, const char *base, size_t i)
 {
-	char b[24], *p = b + sizeof(b);
+	char num[SBX_UTOA_LEN], idx[SBX_UTOA_LEN + 2];
+	const char *d = sbx_utoa(i, num);
+	size_t l = strlen(d);
 
-	*--p = 0;
-	*--p = ']';
-	do
-		*--p = (char)('0' + i % 10);
-	while (i /= 10);
-	*--p = '[';
-	field_name(dst, n, base, p);
+	idx[0] = '[';
+	memcpy(idx + 1, d, l);
+	idx[l + 1] = ']';
+	idx[l + 2] = 0;
+	field_name(dst, n, base, idx);
 }
 
 const char *ytype_name(const struct ynode *y)

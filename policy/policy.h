@@ -240,8 +240,9 @@ bool sbx_host_normalize(const char *in, char *out, size_t outlen);
 /* A loopback address (127.0.0.0/8, 0.0.0.0, ::1, ::, v4-mapped): its
  * listeners are decided by who serves them (bpf/dns.bpf.c). */
 bool sbx_addr_is_loopback(int family, const uint8_t *addr);
-/* Zero the bits of a (bytes long) past its first bits: a prefix's network. */
-void sbx_addr_mask(uint8_t *a, size_t bytes, unsigned bits);
+/* dst = src (bytes long) with the bits past its first bits zeroed: a
+ * prefix's network. dst may be src. */
+void sbx_addr_mask(uint8_t *dst, const uint8_t *src, size_t bytes, unsigned bits);
 /* A loopback listener outside the session: a rule that names the port and
  * allows it, else network.loopback. -EINVAL when addr is not loopback. */
 int sbx_decide_loopback(const struct sbx_compiled *c, int family, const uint8_t *addr,

@@ -333,6 +333,8 @@
 
   // ---- recent decisions ------------------------------------------------------------
 
+  const outputBlock = (text) => el('pre', {}, visible(text, true));
+
   // The table is rebuilt whenever a decision lands, so an opened output is kept
   // here and shown again, instead of vanishing under the person reading it.
   async function showOutput(td, id) {
@@ -343,7 +345,7 @@
     const cell = row ? row.lastElementChild : td;
     const b = cell.querySelector('button');
     if (b) b.disabled = true;
-    if (!cell.querySelector('pre')) cell.append(el('pre', {}, visible(text, true)));
+    if (!cell.querySelector('pre')) cell.append(outputBlock(text));
   }
 
   async function loadDone() {
@@ -363,7 +365,7 @@
         res.append(b);
         if (state.outputs.has(q.id)) {
           b.disabled = true;
-          res.append(el('pre', {}, visible(state.outputs.get(q.id), true)));
+          res.append(outputBlock(state.outputs.get(q.id)));
         }
       }
       tb.append(el('tr', { 'data-id': q.id },
