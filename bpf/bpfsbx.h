@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 6
+#define SBX_ABI_VERSION 7
 
 /* ---- verdicts -------------------------------------------------------- */
 
@@ -448,6 +448,10 @@ enum sbx_epoch_idx {
 				 * changed (a policy's CIDR rules or defaults,
 				 * learned addresses); cached datagram verdicts
 				 * are stale */
+	SBX_EPOCH_PORTS = 4,	/* BPF (ports.bpf.c): a datagram socket anywhere
+				 * took, left or re-addressed a port, or changed
+				 * session; remembered loopback listeners are
+				 * stale */
 	SBX_EPOCH_MAX
 };
 
@@ -467,6 +471,8 @@ enum sbx_stat {
 	SBX_STAT_DNS_REDIRECT,	/* port-53 destinations sent to the session's resolver */
 	SBX_STAT_LEARNED_USED,	/* connects decided by a learned address */
 	SBX_STAT_NET_CACHE_HIT,	/* datagrams allowed by their socket's last verdict */
+	SBX_STAT_LO_CACHE_HIT,	/* datagrams to the session's own loopback listener,
+				 * found without a lookup */
 	SBX_STAT_MAX
 };
 

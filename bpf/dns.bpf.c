@@ -121,14 +121,10 @@ static __always_inline int sbx_dns_redirect6(struct bpf_sock_addr *ctx)
 /* ---- loopback: decided on the listener ---------------------------------- */
 
 struct sbx_lo {
-	__u16 family;		/* of the lookup: AF_INET or AF_INET6 */
-	__u16 port;		/* host order */
-	__u8  proto;
-	__u8  _pad;
+	struct sbx_dest dest;	/* family of the lookup; addr as the LPM tries
+				 * and events take it */
 	__u16 op;		/* SBX_OP_CONNECT or SBX_OP_SENDMSG */
-	__u8  addr[16];		/* as the LPM tries and events take it */
 };
-
 
 /* A rule that names this port (not one for every port, such as a blanket
  * loopback allow) and allows it: the person wrote it for this listener. */
@@ -137,15 +133,15 @@ static __always_inline bool sbx_port_named(const struct sbx_session *s, const st
 {
 	const struct sbx_net_rule *r;
 
-	if (d->family == AF_INET) {
+	if (d->dest.family == AF_INET) {
 		struct sbx_net4_key k = { .prefixlen = 64, .policy_id = bpf_htonl(s->pol.policy_id) };
 
-		__builtin_memcpy(k.addr, d->addr, 4);
+		__builtin_memcpy(k.addr, d->dest.addr, 4);
 		r = bpf_map_lookup_elem(&sbx_net4, &k);
 	} else {
 		struct sbx_net6_key k = { .prefixlen = 160, .policy_id = bpf_htonl(s->pol.policy_id) };
 
-		__builtin_memcpy(k.addr, d->addr, 16);
+		__builtin_memcpy(k.addr, d->dest.addr, 16);
 		r = bpf_map_lookup_elem(&sbx_net6, &k);
 	}
 	if (!r)
@@ -155,9 +151,9 @@ static __always_inline bool sbx_port_named(const struct sbx_session *s, const st
 		if (i >= r->count)
 			break;
 		const struct sbx_net_port_rule *p = &r->r[i];
-		if (d->port < p->port_lo || d->port > p->port_hi)
+		if (d->dest.port < p->port_lo || d->dest.port > p->port_hi)
 			continue;
-		if (p->proto && p->proto != d->proto)
+		if (p->proto && p->proto != d->dest.proto)
 			continue;
 		/* first match decides, as in the LSM hook */
 		if (p->port_lo == 0 && p->port_hi == 65535)
@@ -182,11 +178,11 @@ static __always_inline int sbx_lo_refuse(struct bpf_sock_addr *ctx, const struct
 		return ret ? 0 : 1;
 	}
 	sbx_event_fill(e, s, cgid, d->op, v, rule, ret);
-	e->family = d->family;
-	e->flags = (d->family == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4) | SBX_EVF_LOOPBACK;
-	e->port = d->port;
-	e->proto = d->proto;
-	__builtin_memcpy(e->addr, d->addr, 16);
+	e->family = d->dest.family;
+	e->flags = (d->dest.family == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4) | SBX_EVF_LOOPBACK;
+	e->port = d->dest.port;
+	e->proto = d->dest.proto;
+	__builtin_memcpy(e->addr, d->dest.addr, 16);
 	bpf_ringbuf_submit(e, 0);
 	sbx_stat_inc(SBX_STAT_EVENTS);
 	return ret ? 0 : 1;
@@ -203,9 +199,11 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 {
 	const struct sbx_listener *l;
 	const struct sbx_session *s;
+	struct sbx_dcache *seen = NULL;
 	struct bpf_sock *sk;
-	__u64 cgid, *owner;
+	__u64 cgid, *owner, epoch = ~0ull;
 	__u32 rule = 0;
+	bool own = false;
 	__u8 v;
 
 	/* the session itself is looked up only when the listener is not its
@@ -213,12 +211,21 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
 	if (!cgid)
 		return 1;
-	if (d->proto == SBX_PROTO_TCP)
+	if (d->dest.proto == SBX_PROTO_TCP) {
 		sk = bpf_sk_lookup_tcp(ctx, t, tlen, SBX_CURRENT_NETNS, 0);
-	else if (d->proto == SBX_PROTO_UDP)
+	} else if (d->dest.proto == SBX_PROTO_UDP) {
+		/* read before the lookup: whatever changes the listener after
+		 * it moves the epoch past the one stored (sbx_lo_seen) */
+		epoch = sbx_read_epoch(SBX_EPOCH_PORTS);
+		seen = bpf_sk_storage_get(&sbx_lo_seen, ctx->sk, 0, 0);
+		if (seen && sbx_dcache_hit(seen, cgid, &d->dest, epoch)) {
+			sbx_stat_inc(SBX_STAT_LO_CACHE_HIT);
+			return 1;
+		}
 		sk = bpf_sk_lookup_udp(ctx, t, tlen, SBX_CURRENT_NETNS, 0);
-	else
+	} else {
 		return 1;
+	}
 	if (!sk)
 		return 1;	/* nobody listens: the connect fails by itself */
 	/* the session's own first: only sockets of the daemon and of
@@ -226,12 +233,22 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	owner = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, 0);
 	if (owner && *owner == cgid) {
 		v = SBX_V_ALLOW;
+		own = true;
 	} else {
 		l = bpf_sk_storage_get(&sbx_listeners, sk, 0, 0);
 		v = l && (l->flags & SBX_LISTENER_NEVER) ? SBX_V_DENY :
 		    l && (l->flags & SBX_LISTENER_DAEMON) ? SBX_V_ALLOW : SBX_V_NONE;
 	}
 	bpf_sk_release(sk);
+	/* only the session's own listener is remembered: the other answers
+	 * read the policy or a grant, or make an event */
+	if (own && epoch != ~0ull) {
+		if (!seen)
+			seen = bpf_sk_storage_get(&sbx_lo_seen, ctx->sk, 0,
+						  BPF_SK_STORAGE_GET_F_CREATE);
+		if (seen)
+			sbx_dcache_put(seen, cgid, &d->dest, epoch, ~0ull);
+	}
 	if (v == SBX_V_ALLOW)
 		return 1;
 	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
@@ -248,7 +265,7 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 		v = SBX_V_ASK;
 	if (v <= SBX_V_ALLOW)
 		return 1;
-	if (v == SBX_V_ASK && (s->pol.flags & SBX_PF_HAS_GRANTS) && sbx_addr_granted(cgid, d->family, d->addr, d->port)) {
+	if (v == SBX_V_ASK && (s->pol.flags & SBX_PF_HAS_GRANTS) && sbx_addr_granted(cgid, d->dest.family, d->dest.addr, d->dest.port)) {
 		sbx_stat_inc(SBX_STAT_GRANT_USED);
 		return 1;
 	}
@@ -264,29 +281,29 @@ static __always_inline bool sbx_lo4(__u32 a)
 static __always_inline int sbx_lo_check4(struct bpf_sock_addr *ctx, __u32 a, __u16 op)
 {
 	struct bpf_sock_tuple t = {};
-	struct sbx_lo d = { .family = AF_INET, .op = op };
+	struct sbx_lo d = { .dest.family = AF_INET, .op = op };
 
 	t.ipv4.daddr = a ? a : bpf_htonl(0x7f000001);
 	t.ipv4.dport = ctx->user_port;
-	d.port = bpf_ntohs(ctx->user_port);
-	d.proto = ctx->protocol;
-	__builtin_memcpy(d.addr, &a, 4);
+	d.dest.port = bpf_ntohs(ctx->user_port);
+	d.dest.proto = ctx->protocol;
+	__builtin_memcpy(d.dest.addr, &a, 4);
 	return sbx_lo_decide(ctx, &t, sizeof(t.ipv4), &d);
 }
 
 static __always_inline int sbx_lo_check6(struct bpf_sock_addr *ctx, const __u32 a[4], __u16 op)
 {
 	struct bpf_sock_tuple t = {};
-	struct sbx_lo d = { .family = AF_INET6, .op = op };
+	struct sbx_lo d = { .dest.family = AF_INET6, .op = op };
 
 	/* ::1, or :: (which means this host too) */
 	if (a[0] || a[1] || a[2] || (a[3] && a[3] != bpf_htonl(1)))
 		return 1;
 	t.ipv6.daddr[3] = bpf_htonl(1);
 	t.ipv6.dport = ctx->user_port;
-	d.port = bpf_ntohs(ctx->user_port);
-	d.proto = ctx->protocol;
-	__builtin_memcpy(d.addr, a, 16);
+	d.dest.port = bpf_ntohs(ctx->user_port);
+	d.dest.proto = ctx->protocol;
+	__builtin_memcpy(d.dest.addr, a, 16);
 	return sbx_lo_decide(ctx, &t, sizeof(t.ipv6), &d);
 }
 

@@ -24,13 +24,6 @@
 #define SCTP_SOCKOPT_BINDX_ADD	100
 #define SCTP_SOCKOPT_BINDX_REM	101
 
-struct sbx_dest {
-	__u8  addr[16] __attribute__((aligned(8)));	/* compared as two words */
-	__u16 family;		/* AF_INET or AF_INET6 after unmapping */
-	__u16 port;		/* host order */
-	__u8  proto;
-};
-
 static __always_inline __u8 sbx_port_rules(const struct sbx_net_rule *r, __u16 port,
 					   __u8 proto, __u32 *rule)
 {
@@ -173,59 +166,6 @@ static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool s
 	return -1;
 }
 
-/*
- * The entry's sequence count around its reads and writes (a seqcount, as
- * the kernel's): the BPF JIT keeps the program's order of loads and of
- * stores, x86 does not reorder loads with loads nor stores with stores,
- * and the empty asm keeps the compiler from moving them across.
- */
-#define sbx_barrier() asm volatile("" ::: "memory")
-
-/*
- * The session's own entry is not read here: the daemon moves the epoch
- * whenever it writes one (sbx_session_push_hdr), so an entry stored for
- * this cgroup at this epoch was decided under the session's current policy.
- */
-static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
-					   const struct sbx_dest *d, __u64 epoch)
-{
-	__u32 gen = *(volatile __u32 *)&c->gen;
-	__u64 diff;
-	bool same;
-
-	if (gen & 1)
-		return false;	/* being written */
-	sbx_barrier();
-	same = c->cgid == cgid && c->net_epoch == epoch &&
-	       c->family == d->family && c->port == d->port && c->proto == d->proto;
-	diff = (*(__u64 *)&c->addr[0] ^ *(__u64 *)&d->addr[0]) |
-	       (*(__u64 *)&c->addr[8] ^ *(__u64 *)&d->addr[8]);
-	same = same && !diff &&
-	       (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
-	sbx_barrier();
-	return same && *(volatile __u32 *)&c->gen == gen;
-}
-
-static __always_inline void sbx_dcache_put(struct sbx_dcache *c, __u64 cgid,
-					   const struct sbx_dest *d, __u64 epoch, __u64 expires)
-{
-	__u32 gen = *(volatile __u32 *)&c->gen;
-
-	/* a writer that finds another mid-write leaves the entry to it */
-	if ((gen & 1) || __sync_val_compare_and_swap(&c->gen, gen, gen + 1) != gen)
-		return;
-	sbx_barrier();
-	c->cgid = cgid;
-	c->net_epoch = epoch;
-	c->expires_ns = expires;
-	c->family = d->family;
-	c->port = d->port;
-	c->proto = d->proto;
-	__builtin_memcpy(c->addr, d->addr, 16);
-	sbx_barrier();
-	*(volatile __u32 *)&c->gen = gen + 2;
-}
-
 /* Read from the socket where it is used, not passed in as a sock: the
  * verifier must see the kernel's pointer, checked for NULL, not a value
  * the compiler kept in a register. */
@@ -234,14 +174,6 @@ static __always_inline struct sbx_dcache *sbx_dcache_of(struct socket *so, __u64
 	struct sock *sk = so->sk;
 
 	return sk ? bpf_sk_storage_get(&sbx_dcache, sk, 0, flags) : NULL;
-}
-
-static __always_inline __u64 sbx_net_epoch(void)
-{
-	__u32 k = SBX_EPOCH_NET;
-	__u64 *e = bpf_map_lookup_elem(&sbx_epoch, &k);
-
-	return e ? *e : ~0ull;	/* ~0: never matches a stored epoch (see below) */
 }
 
 /*
@@ -266,8 +198,15 @@ static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid)
 		sbx_stat_inc(SBX_STAT_ERRORS);
 		return -ENOMEM;
 	}
-	if (*o != cgid)
+	if (*o != cgid) {
+		/* a socket of another session changes hands: a loopback
+		 * listener remembered as that session's is no longer its own */
+		bool moved = *o != 0;
+
 		*o = cgid;
+		if (moved)
+			sbx_bump_epoch(SBX_EPOCH_PORTS);
+	}
 	return 0;
 }
 
@@ -400,8 +339,12 @@ static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *
 		csock = sock;
 		d.proto = sk->sk_protocol;
 		/* read before anything is decided: the daemon moves it after
-		 * it changes what the decision reads */
-		epoch = sbx_net_epoch();
+		 * it changes what the decision reads. The session's own entry
+		 * is not read on a hit: the daemon moves the epoch whenever it
+		 * writes one (sbx_session_push_hdr), so an entry stored for
+		 * this cgroup at this epoch was decided under the session's
+		 * current policy. */
+		epoch = sbx_read_epoch(SBX_EPOCH_NET);
 		if (c && sbx_dcache_hit(c, cgid, &d, epoch)) {
 			sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
 			return 0;

@@ -169,6 +169,22 @@ SBX_MAP struct {
 	__type(value, struct sbx_dcache);
 } sbx_dcache SEC(".maps");
 
+/*
+ * A datagram socket's last loopback destination whose listener was the
+ * session's own (dns.bpf.c): a stream to a server of the session then
+ * skips the listener lookup. The listener found can change only when a
+ * datagram socket takes, leaves or re-addresses a port, or a socket
+ * changes session; each moves SBX_EPOCH_PORTS (ports.bpf.c, and
+ * sbx_mark_owner), the epoch such an entry is kept at. Same layout and
+ * sequence count as sbx_dcache; expires_ns is always ~0.
+ */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sbx_dcache);
+} sbx_lo_seen SEC(".maps");
+
 /* who is at the daemon's end of a control connection (struct sbx_ctl_peer) */
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -371,12 +387,83 @@ extern const volatile __u32 sbx_session_level;
 /* f_mode bit of overlayfs backing files on kernels that have one (0 on 6.1) */
 extern const volatile __u32 sbx_fmode_backing;
 
+/* ~0 when unreadable: never the epoch of a remembered verdict (those
+ * are not stored then) */
+static __always_inline __u64 sbx_read_epoch(__u32 k)
+{
+	__u64 *e = bpf_map_lookup_elem(&sbx_epoch, &k);
+
+	return e ? *e : ~0ull;
+}
+
 static __always_inline void sbx_bump_epoch(__u32 k)
 {
 	__u64 *e = bpf_map_lookup_elem(&sbx_epoch, &k);
 
 	if (e)
 		__sync_fetch_and_add(e, 1);
+}
+
+/* ---- remembered datagram verdicts (network.bpf.c, dns.bpf.c) ---- */
+
+struct sbx_dest {
+	__u8  addr[16] __attribute__((aligned(8)));	/* compared as two words */
+	__u16 family;		/* AF_INET or AF_INET6 after unmapping */
+	__u16 port;		/* host order */
+	__u8  proto;
+};
+
+/*
+ * The entry's sequence count around its reads and writes (a seqcount, as
+ * the kernel's): the BPF JIT keeps the program's order of loads and of
+ * stores, x86 does not reorder loads with loads nor stores with stores,
+ * and the empty asm keeps the compiler from moving them across.
+ */
+#define sbx_barrier() asm volatile("" ::: "memory")
+
+/*
+ * A remembered verdict holds for one destination, for the session that
+ * decided it, at the epoch read before it was decided (SBX_EPOCH_NET for
+ * sbx_dcache, SBX_EPOCH_PORTS for sbx_lo_seen).
+ */
+static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
+					   const struct sbx_dest *d, __u64 epoch)
+{
+	__u32 gen = *(volatile __u32 *)&c->gen;
+	__u64 diff;
+	bool same;
+
+	if (gen & 1)
+		return false;	/* being written */
+	sbx_barrier();
+	same = c->cgid == cgid && c->net_epoch == epoch &&
+	       c->family == d->family && c->port == d->port && c->proto == d->proto;
+	diff = (*(__u64 *)&c->addr[0] ^ *(__u64 *)&d->addr[0]) |
+	       (*(__u64 *)&c->addr[8] ^ *(__u64 *)&d->addr[8]);
+	same = same && !diff &&
+	       (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
+	sbx_barrier();
+	return same && *(volatile __u32 *)&c->gen == gen;
+}
+
+static __always_inline void sbx_dcache_put(struct sbx_dcache *c, __u64 cgid,
+					   const struct sbx_dest *d, __u64 epoch, __u64 expires)
+{
+	__u32 gen = *(volatile __u32 *)&c->gen;
+
+	/* a writer that finds another mid-write leaves the entry to it */
+	if ((gen & 1) || __sync_val_compare_and_swap(&c->gen, gen, gen + 1) != gen)
+		return;
+	sbx_barrier();
+	c->cgid = cgid;
+	c->net_epoch = epoch;
+	c->expires_ns = expires;
+	c->family = d->family;
+	c->port = d->port;
+	c->proto = d->proto;
+	__builtin_memcpy(c->addr, d->addr, 16);
+	sbx_barrier();
+	*(volatile __u32 *)&c->gen = gen + 2;
 }
 
 /*

@@ -178,3 +178,86 @@ print("ACCEPTED" if got else "NOTHING", flush=True)' >/tmp/hidden 2>&1 &
 	wait $h || true
 	grep -q NOTHING /tmp/hidden || fail "the hidden listener accepted a session's connection"
 }
+
+# A session socket remembers the last loopback destination whose listener
+# was the session's own (sbx_lo_seen), so that a stream to a server of the
+# session skips the lookup. Whoever takes over the port after that must be
+# looked up again (bpf/ports.bpf.c). The session's server and an outside
+# socket share the port (SO_REUSEADDR on both; the kernel gives a datagram
+# to the one bound last, or to the one connected to its sender). After the
+# change the next datagram reaches the outside socket unless it is looked
+# up again, so each case is judged by what the outside socket received.
+LO_SESSION='import errno, os, socket, sys, time
+fam = socket.AF_INET6 if sys.argv[1] == "6" else socket.AF_INET
+host, port, how = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def wait(path):
+    for _ in range(600):
+        if os.path.exists(path): return
+        time.sleep(0.05)
+    sys.exit("TIMEOUT waiting for " + path)
+r = socket.socket(fam, socket.SOCK_DGRAM)
+r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+if how != "outside_binds":
+    wait("/tmp/lo.bound")	# the outside socket first: the server takes over
+r.bind((host, port))
+s = socket.socket(fam, socket.SOCK_DGRAM)
+for _ in range(20): s.sendto(b"own", (host, port))
+r.settimeout(3)
+print("OWN %d" % sum(1 for _ in range(20) if r.recv(100) == b"own"), flush=True)
+open("/tmp/lo.cached", "w").close()
+if how == "outside_binds":
+    open("/tmp/lo.go", "w").close(); wait("/tmp/lo.bound")
+elif how == "close":
+    r.close()
+elif how == "connect":
+    r.connect((host, 9))	# now it receives only from port 9
+try:
+    s.sendto(b"leak", (host, port)); print("SENT")
+except OSError as e:
+    print("ERR " + errno.errorcode.get(e.errno, str(e.errno)))'
+
+LO_OUTSIDE='import os, socket, sys, time
+fam = socket.AF_INET6 if sys.argv[1] == "6" else socket.AF_INET
+host, port, when = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+x = socket.socket(fam, socket.SOCK_DGRAM)
+x.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+while when == "after" and not os.path.exists("/tmp/lo.go"): time.sleep(0.05)
+x.bind((host, port)); open("/tmp/lo.bound", "w").close()
+x.settimeout(0.3); got = []
+while not os.path.exists("/tmp/lo.stop"):
+    try: got.append(x.recv(100))
+    except OSError: pass
+print("GOT %d %r" % (len(got), got[:3]), flush=True)'
+
+lo_hits() { "$SBX" status --json | "$SBXT" json-get /dev/stdin stats.loopback_cache_hits; }
+
+# lo_takeover FAM HOST PORT HOW: the session's server is remembered, then
+# HOW hands its port to the outside socket; the next datagram is refused
+lo_takeover() {
+	local fam=$1 host=$2 port=$3 how=$4 when=before h0 h1 out
+	[ "$how" = outside_binds ] && when=after
+	rm -f /tmp/lo.go /tmp/lo.bound /tmp/lo.stop /tmp/lo.cached /tmp/lo.out
+	as_user /usr/bin/python3 -I -c "$LO_OUTSIDE" $fam $host $port $when >/tmp/lo.out 2>&1 &
+	local x=$!
+	h0=$(lo_hits)
+	out=$(in_session $LPOL /usr/bin/python3 -I -c "$LO_SESSION" $fam $host $port $how 2>&1)
+	h1=$(lo_hits)
+	touch /tmp/lo.stop
+	wait $x || true
+	case $out in "OWN 20"*) ;; *) fail "$how ($host): the session's own server: $out" ;; esac
+	# 19 of the 20 found without a lookup (the first one looked)
+	[ $((h1 - h0)) -ge 19 ] || fail "$how ($host): $((h1 - h0)) datagrams found the server remembered"
+	[ "${out##*$'\n'}" = "ERR EPERM" ] || fail "$how ($host): after the port changed hands: ${out##*$'\n'}"
+	grep -q '^GOT 0 ' /tmp/lo.out || fail "$how ($host): the outside socket received: $(cat /tmp/lo.out)"
+	event operation=sendmsg "object=$5" verdict=ask
+}
+
+test_remembered_own_udp_server_is_looked_up_again_when_its_port_changes_hands() {
+	lo_takeover 4 127.0.0.1 7320 outside_binds 127.0.0.1:7320
+	lo_takeover 4 127.0.0.1 7321 close 127.0.0.1:7321
+	lo_takeover 4 127.0.0.1 7322 connect 127.0.0.1:7322
+	if [ -e /proc/net/if_inet6 ]; then
+		lo_takeover 6 ::1 7323 outside_binds "[::1]:7323"
+		lo_takeover 6 ::1 7324 close "[::1]:7324"
+	fi
+}

@@ -2,7 +2,7 @@
 /*
  * sbxbench_kernel.c - the kernel side of the benchmarks (root only).
  *
- *   detach / attach   remove / restore the LSM links of the pinned
+ *   detach / attach   remove / restore the LSM and fexit links of the pinned
  *                     programs: "bpfsbx not loaded" without unloading,
  *                     so that it can be interleaved with the other
  *                     conditions and costs no second verification
@@ -68,25 +68,28 @@ static json_t *list_dir(const char *dir)
 }
 
 /*
- * Condition A takes the LSM hooks away. The cgroup programs (DNS and the
+ * Condition A takes the LSM hooks away, and the fexit programs that run
+ * for every process (bpf/ports.bpf.c). The cgroup programs (DNS and the
  * loopback listener check, bpf/dns.bpf.c) stay: they cannot be attached
- * again as LSM links, and they run only for sessions' sockets anyway.
+ * again without the sessions' cgroup, and they run only for sessions'
+ * sockets anyway.
  */
-static bool is_lsm_prog(const char *pins, const char *name)
+static bool is_hook_prog(const char *pins, const char *name)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	char p[PATH_MAX + 256];
-	bool lsm;
+	bool hook;
 	int fd;
 
 	snprintf(p, sizeof(p), "%s/progs/%s", pins, name);
 	fd = bpf_obj_get(p);
 	if (fd < 0)
 		return true;	/* not knowable: treated as the hooks are */
-	lsm = bpf_obj_get_info_by_fd(fd, &info, &len) || info.type == BPF_PROG_TYPE_LSM;
+	hook = bpf_obj_get_info_by_fd(fd, &info, &len) || info.type == BPF_PROG_TYPE_LSM ||
+	       info.type == BPF_PROG_TYPE_TRACING;
 	close(fd);
-	return lsm;
+	return hook;
 }
 
 int cmd_detach(int argc, char **argv)
@@ -104,7 +107,7 @@ int cmd_detach(int argc, char **argv)
 	if (!names)
 		return bench_fail("detach: %s: %s", dir, strerror(errno));
 	json_array_foreach(names, i, v) {
-		if (!is_lsm_prog(pins, json_string_value(v)))
+		if (!is_hook_prog(pins, json_string_value(v)))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, json_string_value(v));
 		if (unlink(p)) {
@@ -146,7 +149,7 @@ int cmd_attach(int argc, char **argv)
 			already++;
 			continue;
 		}
-		if (!is_lsm_prog(pins, name))
+		if (!is_hook_prog(pins, name))
 			continue;	/* a cgroup program without its link: not ours to make */
 		snprintf(p, sizeof(p), "%s/%s", pdir, name);
 		pfd = bpf_obj_get(p);
@@ -155,7 +158,7 @@ int cmd_attach(int argc, char **argv)
 			return bench_fail("attach: %s: %s", p, strerror(errno));
 		}
 		lfd = bpf_link_create(pfd, 0, BPF_LSM_MAC, NULL);
-		if (lfd < 0)	/* the older way to attach an LSM program */
+		if (lfd < 0)	/* fexit, or the older way to attach an LSM program */
 			lfd = bpf_raw_tracepoint_open(NULL, pfd);
 		close(pfd);
 		if (lfd < 0) {

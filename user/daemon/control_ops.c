@@ -123,6 +123,8 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 	json_object_set_new(stats, "learned_used", json_integer((json_int_t)st[SBX_STAT_LEARNED_USED]));
 	json_object_set_new(stats, "datagram_cache_hits",
 			    json_integer((json_int_t)st[SBX_STAT_NET_CACHE_HIT]));
+	json_object_set_new(stats, "loopback_cache_hits",
+			    json_integer((json_int_t)st[SBX_STAT_LO_CACHE_HIT]));
 	for (struct sbx_session_rt *s = d->sessions; s; s = s->next) {
 		json_t *o = json_pack("{s:s,s:I,s:i,s:s,s:s,s:i,s:i,s:i,s:b}", "name", s->name, "cgid",
 				      (json_int_t)s->cgid, "uid", (int)s->uid, "project", s->project,
