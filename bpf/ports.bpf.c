@@ -23,49 +23,24 @@
  */
 #include "sbx_common.h"
 
-SEC("fexit/udp_lib_get_port")
-int BPF_PROG(sbx_udp_took_port)
-{
-	sbx_bump_epoch(SBX_EPOCH_PORTS);
-	return 0;
-}
+/* one program per function: a program's name says which change it saw
+ * (bpftool prog, the bench's profile) */
+#define SBX_PORTS_MOVE_AFTER(fn, name)		\
+	SEC("fexit/" #fn)			\
+	int BPF_PROG(name)			\
+	{					\
+		sbx_bump_epoch(SBX_EPOCH_PORTS);	\
+		return 0;			\
+	}
 
-SEC("fexit/udp_lib_unhash")
-int BPF_PROG(sbx_udp_left_port)
-{
-	sbx_bump_epoch(SBX_EPOCH_PORTS);
-	return 0;
-}
-
+SBX_PORTS_MOVE_AFTER(udp_lib_get_port, sbx_udp_took_port)
+SBX_PORTS_MOVE_AFTER(udp_lib_unhash, sbx_udp_left_port)
 /* a new receive address (connect of a wildcard-bound socket) or device */
-SEC("fexit/udp_lib_rehash")
-int BPF_PROG(sbx_udp_rehashed)
-{
-	sbx_bump_epoch(SBX_EPOCH_PORTS);
-	return 0;
-}
-
+SBX_PORTS_MOVE_AFTER(udp_lib_rehash, sbx_udp_rehashed)
 /* a peer: the socket now receives only from it, and before any other
  * socket on its port (v4-mapped peers of IPv6 sockets come here too) */
-SEC("fexit/__ip4_datagram_connect")
-int BPF_PROG(sbx_dgram4_connected)
-{
-	sbx_bump_epoch(SBX_EPOCH_PORTS);
-	return 0;
-}
-
-SEC("fexit/__ip6_datagram_connect")
-int BPF_PROG(sbx_dgram6_connected)
-{
-	sbx_bump_epoch(SBX_EPOCH_PORTS);
-	return 0;
-}
-
+SBX_PORTS_MOVE_AFTER(__ip4_datagram_connect, sbx_dgram4_connected)
+SBX_PORTS_MOVE_AFTER(__ip6_datagram_connect, sbx_dgram6_connected)
 /* connect(AF_UNSPEC), and SOCK_DESTROY: the peer goes, and the port too
  * unless bind() chose it */
-SEC("fexit/__udp_disconnect")
-int BPF_PROG(sbx_udp_disconnected)
-{
-	sbx_bump_epoch(SBX_EPOCH_PORTS);
-	return 0;
-}
+SBX_PORTS_MOVE_AFTER(__udp_disconnect, sbx_udp_disconnected)
