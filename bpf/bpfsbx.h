@@ -452,7 +452,26 @@ enum sbx_epoch_idx {
 				 * took, left or re-addressed a port, or changed
 				 * session; remembered loopback listeners are
 				 * stale */
+	SBX_EPOCH_DEV_PORTS = 5,	/* BPF (ports.bpf.c): ports that a socket
+				 * bound to a device has held (sbx_dev_ports);
+				 * 0: no loopback decision needs to look */
 	SBX_EPOCH_MAX
+};
+
+/*
+ * sbx_dev_ports: a port that a TCP or UDP socket bound to a device
+ * (SO_BINDTODEVICE, unprivileged since Linux 5.7) has held. The loopback
+ * listener lookup of a cgroup program cannot see such a socket (it looks
+ * up as if from no device), yet the kernel delivers to it. The value is
+ * the session every such socket belonged to, 0 once one was outside the
+ * session or in another: then the port is decided as an outside
+ * listener's. Entries are never removed (a port once held stays asked
+ * about when nothing visible listens on it).
+ */
+struct sbx_dev_port_key {
+	__u16 port;		/* host order */
+	__u8  proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	__u8  _pad;
 };
 
 /* ---- statistics (per-CPU array, index = enum sbx_stat) --------------- */

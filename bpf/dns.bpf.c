@@ -189,10 +189,30 @@ static __always_inline int sbx_lo_refuse(struct bpf_sock_addr *ctx, const struct
 }
 
 /*
+ * A socket bound to a device held this port (sbx_dev_ports), and not only
+ * sockets of this session: the lookup below cannot see it (it looks up as
+ * from no device; the kernel delivers a loopback datagram or connection to
+ * a socket bound to lo first), so the port is decided as an outside
+ * listener's whatever the lookup finds. Any such port at all is rare: one
+ * counter says whether to look.
+ */
+static __always_inline bool sbx_dev_port_foreign(const struct sbx_lo *d, __u64 cgid)
+{
+	struct sbx_dev_port_key k = { .port = d->dest.port, .proto = d->dest.proto };
+	__u64 *held;
+
+	if (!sbx_read_epoch(SBX_EPOCH_DEV_PORTS))
+		return false;
+	held = bpf_map_lookup_elem(&sbx_dev_ports, &k);
+	return held && *held != cgid;
+}
+
+/*
  * The listener at d (looked up as tuple, tlen) decides: none, the
  * session's own, or the daemon's: allowed; an approver's: refused; any
- * other process's: network.loopback, unless a rule names the port or a
- * person granted it. 1 lets the connect or send go on, 0 refuses it.
+ * other process's, or one the lookup cannot see (sbx_dev_port_foreign):
+ * network.loopback, unless a rule names the port or a person granted it.
+ * 1 lets the connect or send go on, 0 refuses it.
  */
 static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_sock_tuple *t,
 					 __u32 tlen, const struct sbx_lo *d)
@@ -203,7 +223,7 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	struct bpf_sock *sk;
 	__u64 cgid, *owner, epoch = ~0ull;
 	__u32 rule = 0;
-	bool own = false;
+	bool own = false, unseen;
 	__u8 v;
 
 	/* the session itself is looked up only when the listener is not its
@@ -226,20 +246,31 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	} else {
 		return 1;
 	}
-	if (!sk)
-		return 1;	/* nobody listens: the connect fails by itself */
-	/* the session's own first: only sockets of the daemon and of
-	 * approvers (outside every session) carry an sbx_listener */
-	owner = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, 0);
-	if (owner && *owner == cgid) {
-		v = SBX_V_ALLOW;
-		own = true;
+	unseen = sbx_dev_port_foreign(d, cgid);
+	if (!sk) {
+		/* nobody listens, and the connect fails by itself, unless a
+		 * socket the lookup cannot see does */
+		if (!unseen)
+			return 1;
+		v = SBX_V_NONE;
 	} else {
-		l = bpf_sk_storage_get(&sbx_listeners, sk, 0, 0);
-		v = l && (l->flags & SBX_LISTENER_NEVER) ? SBX_V_DENY :
-		    l && (l->flags & SBX_LISTENER_DAEMON) ? SBX_V_ALLOW : SBX_V_NONE;
+		/* the session's own first: only sockets of the daemon and of
+		 * approvers (outside every session) carry an sbx_listener */
+		owner = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, 0);
+		if (owner && *owner == cgid) {
+			v = SBX_V_ALLOW;
+			own = true;
+		} else {
+			l = bpf_sk_storage_get(&sbx_listeners, sk, 0, 0);
+			v = l && (l->flags & SBX_LISTENER_NEVER) ? SBX_V_DENY :
+			    l && (l->flags & SBX_LISTENER_DAEMON) ? SBX_V_ALLOW : SBX_V_NONE;
+		}
+		bpf_sk_release(sk);
+		if (unseen && v == SBX_V_ALLOW) {
+			v = SBX_V_NONE;
+			own = false;
+		}
 	}
-	bpf_sk_release(sk);
 	/* only the session's own listener is remembered: the other answers
 	 * read the policy or a grant, or make an event */
 	if (own && epoch != ~0ull) {

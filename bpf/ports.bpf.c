@@ -20,6 +20,11 @@
  * process, in or out of a session; they cost a bump per socket event,
  * never per datagram. The kernel has no LSM hook for an autobind or for a
  * socket leaving its port (issue 17).
+ *
+ * The same places see a socket bound to a device take a port, or a socket
+ * holding a port get bound to a device: the listener lookup of dns.bpf.c
+ * cannot find such a socket, so its port is written down (sbx_dev_ports)
+ * for that program to decide as an outside listener's.
  */
 #include "sbx_common.h"
 
@@ -33,7 +38,6 @@
 		return 0;			\
 	}
 
-SBX_PORTS_MOVE_AFTER(udp_lib_get_port, sbx_udp_took_port)
 SBX_PORTS_MOVE_AFTER(udp_lib_unhash, sbx_udp_left_port)
 /* a new receive address (connect of a wildcard-bound socket) or device */
 SBX_PORTS_MOVE_AFTER(udp_lib_rehash, sbx_udp_rehashed)
@@ -44,3 +48,67 @@ SBX_PORTS_MOVE_AFTER(__ip6_datagram_connect, sbx_dgram6_connected)
 /* connect(AF_UNSPEC), and SOCK_DESTROY: the peer goes, and the port too
  * unless bind() chose it */
 SBX_PORTS_MOVE_AFTER(__udp_disconnect, sbx_udp_disconnected)
+
+/* a TCP or UDP socket of the current task, bound to a device, holds a
+ * port: written down as the session's own while only its sockets held it */
+static __always_inline void sbx_note_dev_port(struct sock *sk)
+{
+	struct sbx_dev_port_key k = {};
+	__u64 cgid = 0, *held;
+	__u16 fam;
+
+	if (!sk || !sk->__sk_common.skc_bound_dev_if || !sk->__sk_common.skc_num)
+		return;
+	fam = sk->__sk_common.skc_family;
+	if (fam != AF_INET && fam != AF_INET6)
+		return;
+	k.proto = sk->sk_protocol;
+	if (k.proto != IPPROTO_TCP && k.proto != IPPROTO_UDP)
+		return;
+	k.port = sk->__sk_common.skc_num;
+	if (sbx_maybe_in_session())
+		cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
+	held = bpf_map_lookup_elem(&sbx_dev_ports, &k);
+	if (!held) {
+		if (!bpf_map_update_elem(&sbx_dev_ports, &k, &cgid, BPF_NOEXIST)) {
+			sbx_bump_epoch(SBX_EPOCH_DEV_PORTS);
+			return;
+		}
+		held = bpf_map_lookup_elem(&sbx_dev_ports, &k);	/* another CPU's */
+		if (!held) {
+			/* cannot be written down: every loopback listener
+			 * lookup that finds nothing asks (dns.bpf.c) */
+			sbx_stat_inc(SBX_STAT_ERRORS);
+			return;
+		}
+	}
+	if (*held != cgid)
+		*held = 0;	/* never back: 0 is the only other value written */
+}
+
+/* a port taken by a UDP socket, by bind or any autobind */
+SEC("fexit/udp_lib_get_port")
+int BPF_PROG(sbx_udp_took_port, struct sock *sk)
+{
+	sbx_note_dev_port(sk);
+	sbx_bump_epoch(SBX_EPOCH_PORTS);
+	return 0;
+}
+
+/* a port taken by a TCP socket: bind, or listen() and connect() on an
+ * unbound one */
+SEC("fexit/inet_csk_get_port")
+int BPF_PROG(sbx_tcp_took_port, struct sock *sk)
+{
+	sbx_note_dev_port(sk);
+	return 0;
+}
+
+/* SO_BINDTODEVICE and SO_BINDTOIFINDEX, before or after the port */
+SEC("fexit/sock_bindtoindex_locked")
+int BPF_PROG(sbx_sock_bound_to_device, struct sock *sk)
+{
+	sbx_note_dev_port(sk);
+	sbx_bump_epoch(SBX_EPOCH_PORTS);
+	return 0;
+}

@@ -185,6 +185,16 @@ SBX_MAP struct {
 	__type(value, struct sbx_dcache);
 } sbx_lo_seen SEC(".maps");
 
+/* ports that a socket bound to a device has held (struct sbx_dev_port_key):
+ * every TCP and UDP port fits, so it never fills */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sbx_dev_port_key);
+	__type(value, __u64);
+} sbx_dev_ports SEC(".maps");
+
 /* who is at the daemon's end of a control connection (struct sbx_ctl_peer) */
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);

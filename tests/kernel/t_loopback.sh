@@ -221,6 +221,8 @@ fam = socket.AF_INET6 if sys.argv[1] == "6" else socket.AF_INET
 host, port, when = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 x = socket.socket(fam, socket.SOCK_DGRAM)
 x.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+if sys.argv[5:] == ["dev"]:	# bound to lo: the kernel delivers to it first
+    x.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
 while when == "after" and not os.path.exists("/tmp/lo.go"): time.sleep(0.05)
 x.bind((host, port)); open("/tmp/lo.bound", "w").close()
 x.settimeout(0.3); got = []
@@ -231,13 +233,14 @@ print("GOT %d %r" % (len(got), got[:3]), flush=True)'
 
 lo_hits() { "$SBX" status --json | "$SBXT" json-get /dev/stdin stats.loopback_cache_hits; }
 
-# lo_takeover FAM HOST PORT HOW: the session's server is remembered, then
-# HOW hands its port to the outside socket; the next datagram is refused
+# lo_takeover FAM HOST PORT HOW OBJECT [dev]: the session's server is
+# remembered, then HOW hands its port to the outside socket (bound to lo
+# with dev); the next datagram is refused
 lo_takeover() {
 	local fam=$1 host=$2 port=$3 how=$4 when=before h0 h1 out
 	[ "$how" = outside_binds ] && when=after
 	rm -f /tmp/lo.go /tmp/lo.bound /tmp/lo.stop /tmp/lo.cached /tmp/lo.out
-	as_user /usr/bin/python3 -I -c "$LO_OUTSIDE" $fam $host $port $when >/tmp/lo.out 2>&1 &
+	as_user /usr/bin/python3 -I -c "$LO_OUTSIDE" $fam $host $port $when ${6:-} >/tmp/lo.out 2>&1 &
 	local x=$!
 	h0=$(lo_hits)
 	out=$(in_session $LPOL /usr/bin/python3 -I -c "$LO_SESSION" $fam $host $port $how 2>&1)
@@ -260,4 +263,62 @@ test_remembered_own_udp_server_is_looked_up_again_when_its_port_changes_hands() 
 		lo_takeover 6 ::1 7323 outside_binds "[::1]:7323"
 		lo_takeover 6 ::1 7324 close "[::1]:7324"
 	fi
+}
+
+# A socket bound to a device (SO_BINDTODEVICE, unprivileged since Linux
+# 5.7) is not found by the listener lookup, which looks up as from no
+# device, yet the kernel delivers loopback traffic to it when it is bound
+# to lo: its port is written down where it gets one, or where it gets its
+# device (bpf/ports.bpf.c), and decided as an outside listener's.
+DEV_LISTEN='import os, socket, sys
+kind, port, order = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
+if order == "device_first": s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+s.bind(("127.0.0.1", port))
+if order == "device_after": s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+if kind == "tcp": s.listen(4)
+print("LISTENING", flush=True)
+s.settimeout(0.3); got = None
+while got is None and not os.path.exists("/tmp/dev%d.stop" % port):
+    try: got = s.accept() if kind == "tcp" else s.recv(100)
+    except OSError: pass
+print("NOTHING" if got is None else "GOT", flush=True)'
+
+# dev_outside KIND PORT ORDER CMD...: an outside socket bound to lo; CMD in
+# the session is refused and the socket gets nothing
+dev_outside() {
+	local kind=$1 port=$2 order=$3 x; shift 3
+	rm -f /tmp/dev$port.stop
+	as_user /usr/bin/python3 -I -c "$DEV_LISTEN" $kind $port $order >/tmp/dev$port 2>&1 &
+	x=$!
+	wait_for grep -q LISTENING /tmp/dev$port || fail "$kind listener on $port: $(cat /tmp/dev$port)"
+	expect "ERR EPERM" in_session $LPOL "$@"
+	event "object=127.0.0.1:$port" verdict=ask
+	touch /tmp/dev$port.stop
+	wait $x || true
+	grep -q NOTHING /tmp/dev$port || fail "the outside $kind socket on $port bound to lo received"
+}
+
+test_outside_listener_bound_to_a_device_is_refused() {
+	dev_outside tcp 7341 device_first $SBXT connect 4 127.0.0.1 7341
+	dev_outside tcp 7342 device_after $SBXT connect 4 127.0.0.1 7342
+	dev_outside udp 7343 device_first $SBXT sendto 4 127.0.0.1 7343
+	dev_outside udp 7344 device_after $SBXT sendto 4 127.0.0.1 7344
+	# it joins the port of the session's own server, which the lookup
+	# still finds (both SO_REUSEADDR), after the server was remembered
+	lo_takeover 4 127.0.0.1 7345 outside_binds 127.0.0.1:7345 dev
+}
+
+test_session_own_listener_bound_to_a_device_stays_reachable() {
+	local asked=$(event_count verdict=ask)
+	expect "OK" in_session $LPOL /usr/bin/python3 -I -c 'import socket
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+l.bind(("127.0.0.1", 7346)); l.listen(1)
+c = socket.create_connection(("127.0.0.1", 7346), timeout=3); l.accept()
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo"); u.bind(("127.0.0.1", 7346))
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"own", ("127.0.0.1", 7346))
+u.settimeout(3); print("OK" if u.recv(10) == b"own" else "BAD")'
+	sleep 0.3
+	[ "$(event_count verdict=ask)" = "$asked" ] || fail "the session's own sockets bound to lo were asked about"
 }
