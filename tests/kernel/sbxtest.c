@@ -219,15 +219,19 @@ struct race_arg {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	long n, ok;
+	int first_err;		/* errno of the first send that failed */
 };
 
 static void *race_thread(void *p)
 {
 	struct race_arg *r = p;
 
-	for (long i = 0; i < r->n; i++)
+	for (long i = 0; i < r->n; i++) {
 		if (sendto(r->fd, "x", 1, 0, (struct sockaddr *)&r->ss, r->len) == 1)
 			r->ok++;
+		else if (!r->first_err)
+			r->first_err = errno;
+	}
 	return NULL;
 }
 
@@ -255,7 +259,12 @@ static int do_udp_race(char **a)
 		return EAGAIN;
 	race_thread(&rb);
 	pthread_join(t, NULL);
-	printf("allowed %ld denied %ld\n", ra.ok, rb.ok);
+	/* a send to the allowed destination that failed says why */
+	if (ra.ok != ra.n)
+		printf("allowed %ld denied %ld (first failure on the allowed side: %s)\n", ra.ok,
+		       rb.ok, strerrorname_np(ra.first_err) ? strerrorname_np(ra.first_err) : "?");
+	else
+		printf("allowed %ld denied %ld\n", ra.ok, rb.ok);
 	close(ra.fd);
 	return 0;
 }
