@@ -201,8 +201,12 @@ static __always_inline bool sbx_dev_port_foreign(const struct sbx_lo *d, __u64 c
 	struct sbx_dev_port_key k = { .port = d->dest.port, .proto = d->dest.proto };
 	__u64 *held;
 
-	if (!sbx_read_epoch(SBX_EPOCH_DEV_PORTS))
+	__u64 n = sbx_read_epoch(SBX_EPOCH_DEV_PORTS);
+
+	if (!n)
 		return false;
+	if (n >> 63)
+		return true;	/* a port could not be written down (ports.bpf.c) */
 	held = bpf_map_lookup_elem(&sbx_dev_ports, &k);
 	return held && *held != cgid;
 }

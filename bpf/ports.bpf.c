@@ -76,8 +76,14 @@ static __always_inline void sbx_note_dev_port(struct sock *sk)
 		}
 		held = bpf_map_lookup_elem(&sbx_dev_ports, &k);	/* another CPU's */
 		if (!held) {
-			/* cannot be written down: every loopback listener
-			 * lookup that finds nothing asks (dns.bpf.c) */
+			/* cannot be written down: the top bit makes every
+			 * loopback port count as held by an outside socket
+			 * (dns.bpf.c), so nothing unseen is let through */
+			__u32 k0 = SBX_EPOCH_DEV_PORTS;
+			__u64 *n = bpf_map_lookup_elem(&sbx_epoch, &k0);
+
+			if (n)
+				__sync_fetch_and_or(n, 1ull << 63);
 			sbx_stat_inc(SBX_STAT_ERRORS);
 			return;
 		}

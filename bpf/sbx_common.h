@@ -154,7 +154,7 @@ struct sbx_dcache {
 	__u32 gen;
 	__u32 _pad;
 	__u64 cgid;
-	__u64 net_epoch;
+	__u64 epoch;		/* the one its map trusts (see sbx_dcache_hit) */
 	__u64 expires_ns;	/* CLOCK_BOOTTIME; ~0: no learned address */
 	__u8  addr[16];		/* 8-aligned: compared as two words */
 	__u16 port;
@@ -446,7 +446,7 @@ static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
 	if (gen & 1)
 		return false;	/* being written */
 	sbx_barrier();
-	same = c->cgid == cgid && c->net_epoch == epoch &&
+	same = c->cgid == cgid && c->epoch == epoch &&
 	       c->family == d->family && c->port == d->port && c->proto == d->proto;
 	diff = (*(__u64 *)&c->addr[0] ^ *(__u64 *)&d->addr[0]) |
 	       (*(__u64 *)&c->addr[8] ^ *(__u64 *)&d->addr[8]);
@@ -466,7 +466,7 @@ static __always_inline void sbx_dcache_put(struct sbx_dcache *c, __u64 cgid,
 		return;
 	sbx_barrier();
 	c->cgid = cgid;
-	c->net_epoch = epoch;
+	c->epoch = epoch;
 	c->expires_ns = expires;
 	c->family = d->family;
 	c->port = d->port;
