@@ -59,7 +59,7 @@ static __always_inline void sbx_dns_remember(struct bpf_sock_addr *ctx, const __
 {
 	struct sbx_dns_orig *o;
 
-	o = bpf_sk_storage_get(&sbx_dns_sk, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	o = sbx_sk_storage_make(&sbx_dns_sk, ctx->sk);
 	if (!o)
 		return;
 	__builtin_memcpy(o->addr, a6, 16);

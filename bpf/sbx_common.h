@@ -414,10 +414,29 @@ static __always_inline void sbx_bump_epoch(__u32 k)
 		__sync_fetch_and_add(e, 1);
 }
 
+/*
+ * A socket's storage, made on first use. Two threads that make it at
+ * once race in the kernel (BPF_NOEXIST): the one that loses gets NULL
+ * although the entry now exists, so NULL is believed only after a second
+ * look (a failed send of a multithreaded sender otherwise).
+ */
+#define sbx_sk_storage_make(map, sk) ({					\
+	void *_v = bpf_sk_storage_get(map, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);	\
+	if (!_v)							\
+		_v = bpf_sk_storage_get(map, sk, 0, 0);			\
+	_v;								\
+})
+
 /* ---- remembered datagram verdicts (network.bpf.c, dns.bpf.c) ---- */
 
 struct sbx_dest {
-	__u8  addr[16] __attribute__((aligned(8)));	/* compared as two words */
+	/* the bytes as the LPM keys and events take them; the words as a
+	 * datagram's hot path builds and compares them (little-endian: an
+	 * IPv4 address is the low half of w[0]) */
+	union {
+		__u8  addr[16];
+		__u64 w[2];
+	};
 	__u16 family;		/* AF_INET or AF_INET6 after unmapping */
 	__u16 port;		/* host order */
 	__u8  proto;
@@ -448,8 +467,7 @@ static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
 	sbx_barrier();
 	same = c->cgid == cgid && c->epoch == epoch &&
 	       c->family == d->family && c->port == d->port && c->proto == d->proto;
-	diff = (*(__u64 *)&c->addr[0] ^ *(__u64 *)&d->addr[0]) |
-	       (*(__u64 *)&c->addr[8] ^ *(__u64 *)&d->addr[8]);
+	diff = (*(__u64 *)&c->addr[0] ^ d->w[0]) | (*(__u64 *)&c->addr[8] ^ d->w[1]);
 	same = same && !diff &&
 	       (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
 	sbx_barrier();
@@ -471,7 +489,8 @@ static __always_inline void sbx_dcache_put(struct sbx_dcache *c, __u64 cgid,
 	c->family = d->family;
 	c->port = d->port;
 	c->proto = d->proto;
-	__builtin_memcpy(c->addr, d->addr, 16);
+	*(__u64 *)&c->addr[0] = d->w[0];
+	*(__u64 *)&c->addr[8] = d->w[1];
 	sbx_barrier();
 	*(volatile __u32 *)&c->gen = gen + 2;
 }

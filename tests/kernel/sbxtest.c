@@ -269,6 +269,76 @@ static int do_udp_race(char **a)
 	return 0;
 }
 
+/*
+ * udp-first ADDR,PORT ROUNDS: each round a new datagram socket whose first
+ * datagram two threads send at once, released together by a barrier: the
+ * first send makes the socket's storage in the kernel, and both make it
+ * at once. Prints "failed K of N", with the first errno when K > 0.
+ */
+struct first_arg {
+	pthread_barrier_t *go;
+	struct sockaddr_storage *ss;
+	socklen_t len;
+	int fd, err;
+};
+
+static void *first_thread(void *p)
+{
+	struct first_arg *f = p;
+
+	pthread_barrier_wait(f->go);
+	f->err = sendto(f->fd, "x", 1, 0, (struct sockaddr *)f->ss, f->len) == 1 ? 0 : errno;
+	return NULL;
+}
+
+static int do_udp_first(char **a)
+{
+	struct sockaddr_storage ss;
+	char spec[128], *port;
+	long rounds = atol(a[1]), failed = 0;
+	int first = 0;
+	socklen_t len;
+
+	snprintf(spec, sizeof(spec), "%s", a[0]);
+	port = strchr(spec, ',');
+	if (!port || rounds <= 0)
+		return EINVAL;
+	*port++ = 0;
+	if (parse_sa("4", spec, port, &ss, &len))
+		return EINVAL;
+	for (long i = 0; i < rounds; i++) {
+		pthread_barrier_t go;
+		struct first_arg f[2];
+		pthread_t t;
+		int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+		if (fd < 0)
+			return errno;
+		pthread_barrier_init(&go, NULL, 2);
+		for (int k = 0; k < 2; k++)
+			f[k] = (struct first_arg){ .go = &go, .ss = &ss, .len = len, .fd = fd };
+		if (pthread_create(&t, NULL, first_thread, &f[0]))
+			return EAGAIN;
+		first_thread(&f[1]);
+		pthread_join(t, NULL);
+		pthread_barrier_destroy(&go);
+		close(fd);
+		for (int k = 0; k < 2; k++) {
+			if (!f[k].err)
+				continue;
+			failed++;
+			if (!first)
+				first = f[k].err;
+		}
+	}
+	if (failed)
+		printf("failed %ld of %ld (first: %s)\n", failed, 2 * rounds,
+		       strerrorname_np(first) ? strerrorname_np(first) : "?");
+	else
+		printf("failed 0 of %ld\n", 2 * rounds);
+	return 0;
+}
+
 /* listen FAM ADDR PORT N: accept N connections, print each, then exit */
 static int do_listen(char **a, int n)
 {
@@ -1060,6 +1130,8 @@ int main(int argc, char **argv)
 		return do_udp_seq(a, n);
 	if (!strcmp(c, "udp-race") && n == 3)
 		return do_udp_race(a);
+	if (!strcmp(c, "udp-first") && n == 2)
+		return do_udp_first(a);
 	if (!strcmp(c, "fastopen") && n >= 3)
 		return report(do_sendto(a, 1));
 	if (!strcmp(c, "listen") && n >= 3)

@@ -101,3 +101,11 @@ test_datagram_cache_two_threads_never_mix_destinations() {
 	out=$(in_session $POL/core.yaml $SBXT udp-race 127.0.0.1,7402 127.0.0.1,7001 5000)
 	[ "$out" = "allowed 5000 denied 0" ] || fail "two threads on one socket: $out"
 }
+
+# The first datagram of a socket makes its storage in the kernel (whose
+# port it is, sbx_sk_owner); two threads sending it at once both make it,
+# and the one that loses the kernel's race must not fail its send.
+test_first_datagram_of_two_threads_at_once_is_sent() {
+	out=$(in_session $POL/core.yaml $SBXT udp-first 127.0.0.1,7402 1000)
+	[ "$out" = "failed 0 of 2000" ] || fail "first datagrams sent at once: $out"
+}
