@@ -10,6 +10,23 @@ test_exit_status_passes_through() {
 	[ $rc = 127 ] || fail "exit status $rc, want 127"
 }
 
+# run becomes the command (it executes it in place once the session holds
+# it): the pid the caller started is the command's, and a signal sent to it
+# reaches the command with nothing in between to pass it on.
+test_command_is_the_process_the_caller_started() {
+	# the subshell execs (a function's would stay as the parent)
+	(exec setpriv --reuid=$TUID --regid=$TUID --init-groups --reset-env "$SBX" run \
+		--policy $POL/core.yaml --project $PROJ -- sh -c 'echo $$; exec sleep 30') \
+		>/tmp/run.out 2>&1 &
+	p=$!
+	wait_for test -s /tmp/run.out || fail "the command did not start: $(cat /tmp/run.out)"
+	[ "$(cat /tmp/run.out)" = "$p" ] || fail "the command is pid $(cat /tmp/run.out), the caller started $p"
+	grep -q "^0::/bpfsbx/" /proc/$p/cgroup || fail "pid $p is not in a session: $(cat /proc/$p/cgroup)"
+	kill -TERM $p
+	rc=0; wait $p || rc=$?
+	[ $rc = 143 ] || fail "exit status $rc after SIGTERM, want 143 (128+SIGTERM)"
+}
+
 test_event_has_pid_comm_session() {
 	out=$(in_session $POL/core.yaml sh -c "$SBXT cgroup; SBXTEST_PID=1 $SBXT open $THOME/.ssh/id_rsa" || true)
 	sess=$(echo "$out" | sed -n 's|^0::/bpfsbx/\([^/]*\).*|\1|p')

@@ -4,8 +4,9 @@
  *
  * With a daemon up, `run` asks it (over the control socket) to create a
  * session and move this very process into it; from then on `run` and
- * everything it starts are confined. It then forks CMD, passes signals
- * on, and exits with CMD's status (128+N when CMD died of signal N).
+ * everything it starts are confined. It then executes CMD in place: the
+ * process the caller started is CMD, with its pid, its signals and its
+ * exit status (a shell reports 128+N when it died of signal N).
  *
  * With no daemon, root may run a one-off session: `run` becomes an
  * embedded daemon for it, outside the session, and the command runs as
@@ -47,16 +48,9 @@ static void usage(FILE *f)
 		"DIR/.sandbox/policy.yaml, else the shipped agent-default policy.\n"
 		"DIR (default: the current directory) is the project: ${PROJECT} in\n"
 		"policies, and where escalations and audit records go (DIR/.sandbox).\n"
-		"The exit status is CMD's (128+N if it was killed by signal N).\n"
+		"CMD replaces this process once the session holds it: the exit status,\n"
+		"or the signal that killed it, is CMD's own (a shell reports 128+N).\n"
 		"  -h, --help  this help\n");
-}
-
-static volatile pid_t child_pid;
-
-static void forward(int sig)
-{
-	if (child_pid > 0)
-		kill(child_pid, sig);
 }
 
 static int exit_code(int st)
@@ -68,18 +62,7 @@ static int exit_code(int st)
 	return SBX_EXIT_FAIL;
 }
 
-static int wait_child(pid_t pid)
-{
-	int st;
-
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR)
-			return SBX_EXIT_FAIL;
-	}
-	return exit_code(st);
-}
-
-static void exec_cmd(char **argv)
+static void __attribute__((noreturn)) exec_cmd(char **argv)
 {
 	execvp(argv[0], argv);
 	fprintf(stderr, "bpfsbx: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -119,8 +102,6 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd)
 	json_t *req, *reply = NULL;
 	char *err = NULL;
 	const char *sess;
-	struct sigaction sa = { .sa_handler = forward };
-	pid_t pid;
 	int rc;
 
 	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "run", "policy_path", policy, "project",
@@ -145,21 +126,10 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd)
 	setenv("BPFSBX_SESSION", sess ? sess : "", 1);
 	setenv("BPFSBX_PROJECT", project, 1);
 	json_decref(reply);
-
-	pid = fork();
-	if (pid < 0) {
-		sbx_err("fork: %s", strerror(errno));
-		return SBX_EXIT_FAIL;
-	}
-	if (pid == 0)
-		exec_cmd(cmd);
-	child_pid = pid;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	/* ^C reaches CMD through the terminal's process group already */
-	signal(SIGINT, SIG_IGN);
-	return wait_child(pid);
+	/* this process is in the session now and has nothing left to do:
+	 * it becomes CMD (as env and nice do), so signals reach CMD as they
+	 * were sent, and its exit status or signal is CMD's own */
+	exec_cmd(cmd);
 }
 
 /* The invoking user behind sudo, to run CMD as. */
