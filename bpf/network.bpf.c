@@ -123,8 +123,8 @@ static __always_inline void sbx_dest_v6(const struct sockaddr_in6 *sin6, struct 
 static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool sendmsg,
 					  struct sockaddr *sa, int len, struct sbx_dest *d)
 {
-	union sbx_sa u;
-	int got = sizeof(u);
+	union sbx_sa u;		/* 8-aligned for the words: larger than sin6 */
+	int got = sizeof(u.sin6);
 	__u16 family;
 
 	if (sk_family != AF_INET && sk_family != AF_INET6)
@@ -138,7 +138,7 @@ static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool s
 		got = sizeof(u.sin);
 		if (bpf_probe_read_kernel(&u.sin, sizeof(u.sin), sa))
 			return -1;
-	} else if (bpf_probe_read_kernel(&u, sizeof(u), sa)) {
+	} else if (bpf_probe_read_kernel(&u, sizeof(u.sin6), sa)) {
 		/* an IPv4 address at the end of its memory: read what it is */
 		got = sizeof(u.sin);
 		if (bpf_probe_read_kernel(&u.sin, sizeof(u.sin), sa))
