@@ -199,9 +199,7 @@ static __always_inline int sbx_lo_refuse(struct bpf_sock_addr *ctx, const struct
 static __always_inline bool sbx_dev_port_foreign(const struct sbx_lo *d, __u64 cgid)
 {
 	struct sbx_dev_port_key k = { .port = d->dest.port, .proto = d->dest.proto };
-	__u64 *held;
-
-	__u64 n = sbx_read_epoch(SBX_EPOCH_DEV_PORTS);
+	__u64 n = sbx_read_epoch(SBX_EPOCH_DEV_PORTS), *held;
 
 	if (!n)
 		return false;

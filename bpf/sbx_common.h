@@ -156,7 +156,10 @@ struct sbx_dcache {
 	__u64 cgid;
 	__u64 epoch;		/* the one its map trusts (see sbx_dcache_hit) */
 	__u64 expires_ns;	/* CLOCK_BOOTTIME; ~0: no learned address */
-	__u8  addr[16];		/* 8-aligned: compared as two words */
+	union {			/* 8-aligned: compared as two words */
+		__u8  addr[16];
+		__u64 w[2];
+	};
 	__u16 port;
 	__u8  family;
 	__u8  proto;
@@ -467,7 +470,7 @@ static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
 	sbx_barrier();
 	same = c->cgid == cgid && c->epoch == epoch &&
 	       c->family == d->family && c->port == d->port && c->proto == d->proto;
-	diff = (*(__u64 *)&c->addr[0] ^ d->w[0]) | (*(__u64 *)&c->addr[8] ^ d->w[1]);
+	diff = (c->w[0] ^ d->w[0]) | (c->w[1] ^ d->w[1]);
 	same = same && !diff &&
 	       (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
 	sbx_barrier();
@@ -489,8 +492,8 @@ static __always_inline void sbx_dcache_put(struct sbx_dcache *c, __u64 cgid,
 	c->family = d->family;
 	c->port = d->port;
 	c->proto = d->proto;
-	*(__u64 *)&c->addr[0] = d->w[0];
-	*(__u64 *)&c->addr[8] = d->w[1];
+	c->w[0] = d->w[0];
+	c->w[1] = d->w[1];
 	sbx_barrier();
 	*(volatile __u32 *)&c->gen = gen + 2;
 }
