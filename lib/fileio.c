@@ -132,16 +132,19 @@ int sbx_opendir_beneath(int dirfd, const char *name, bool create, uid_t uid, gid
 	bool made = false;
 	int fd;
 
-	if (create) {
-		/* mkdirat never follows a symlink in the last component: an
-		 * existing symlink makes it fail with EEXIST, and the open
-		 * below then refuses it with ELOOP */
+	/* the open first: the directory is there nearly always, and a failed
+	 * mkdirat costs a path walk of its own */
+	fd = sbx_openat_beneath(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
+	if (fd == -ENOENT && create) {
+		/* mkdirat never follows a symlink in the last component: a
+		 * symlink planted meanwhile makes it fail with EEXIST, and the
+		 * open below then refuses it with ELOOP */
 		if (mkdirat(dirfd, name, 0700) == 0)
 			made = true;
 		else if (errno != EEXIST)
 			return -errno;
+		fd = sbx_openat_beneath(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
 	}
-	fd = sbx_openat_beneath(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0)
 		return fd;
 	if (made) {
@@ -371,6 +374,11 @@ int sbx_mkdir_p(const char *path, mode_t mode)
 
 	if (n == 0 || n >= sizeof(buf))
 		return -ENAMETOOLONG;
+	/* the whole path first: its parents are nearly always there */
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
 	memcpy(buf, path, n + 1);
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')

@@ -107,6 +107,22 @@ fixtures() {
 # session cgroups that exist (directories under <cgroup2>/bpfsbx)
 session_cgroups() { find /sys/fs/cgroup/bpfsbx -mindepth 1 -maxdepth 1 -type d 2>/dev/null; }
 
+# MAP CGID: how many keys of the pinned map MAP start with session cgroup
+# id CGID (sbx_grants, sbx_learned: the cgid is the key's first field)
+map_keys_of() {
+	bpftool -j map dump pinned /sys/fs/bpf/bpfsbx/maps/$1 | python3 -c '
+import json, sys
+want = int(sys.argv[1])
+n = 0
+for e in json.load(sys.stdin):
+    raw = bytes(int(b, 16) for b in e["key"][:8])
+    n += int.from_bytes(raw, "little") == want
+print(n)' "$2"
+}
+
+# NAME: the cgroup id of live session NAME
+session_cgid() { stat -c %i "/sys/fs/cgroup/bpfsbx/$1"; }
+
 # the pending request ids of the project queue, oldest first
 pending_ids() { ls $PROJ/.sandbox/escalations/pending/ 2>/dev/null | sed -n 's/\.json$//p'; }
 

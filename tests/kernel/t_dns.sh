@@ -226,6 +226,26 @@ test_two_sessions_do_not_share_what_they_learned() {
 	$SBXT connect 4 10.99.0.1 8080 >/dev/null || true
 }
 
+# The daemon deletes a session's learned addresses when it ends by its
+# table's rows (no walk of the map).
+test_a_sessions_learned_addresses_leave_the_kernel_when_it_ends() {
+	dns_up
+	rm -f /tmp/l.out /tmp/l.cg /tmp/go.l
+	in_session $DPOL sh -c "$SBXT cgroup >/tmp/l.cg; $Q ok.test A >/tmp/l.out
+		while [ ! -e /tmp/go.l ]; do sleep 0.1; done" &
+	bg=$!
+	wait_for grep -q NOERROR /tmp/l.out || fail "lookup: $(cat /tmp/l.out)"
+	name=$(sed -n 's|^0::/bpfsbx/\([^/]*\).*|\1|p' /tmp/l.cg)
+	cg=$(session_cgid "$name") || fail "no cgroup for session '$name'"
+	n=$(map_keys_of sbx_learned $cg)
+	[ "$n" -ge 1 ] || fail "nothing learned in the kernel while the session lives"
+	touch /tmp/go.l
+	wait $bg || true
+	wait_for test ! -e /sys/fs/cgroup/bpfsbx/$name || fail "the session did not end"
+	n=$(map_keys_of sbx_learned $cg)
+	[ "$n" = 0 ] || fail "$n learned address(es) of the ended session left in the kernel"
+}
+
 test_daemon_killed_mid_query_leaks_nothing_and_resolves_after_restart() {
 	dns_up
 	serve 10.99.0.1

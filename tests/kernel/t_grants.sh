@@ -165,3 +165,28 @@ test_a_hard_linked_file_is_not_granted() {
 	[ "$(tried 2)" = "ERR EPERM" ] || fail "retry: $(tried 2)"
 	wait $STEPPER || true
 }
+
+# The daemon deletes a session's grants when it ends by the keys it
+# recorded (no walk of the map): the remembered grant the session was
+# given at its start must be among them.
+test_a_sessions_grants_leave_the_kernel_when_it_ends() {
+	grants_fixture
+	in_session $PROJ/.sandbox/policy.yaml cat $FIX >/dev/null 2>&1 || true
+	id=$(one_pending)
+	approve_if_fixture $id always || fail "approve: $(cat /tmp/approve.out)"
+	rm -f /tmp/g.out /tmp/g.cg /tmp/go.g
+	in_session $PROJ/.sandbox/policy.yaml sh -c "$SBXT cgroup >/tmp/g.cg; cat $FIX >/tmp/g.out
+		while [ ! -e /tmp/go.g ]; do sleep 0.1; done" &
+	bg=$!
+	wait_for test -s /tmp/g.out || fail "the session read nothing"
+	grep -q fixture-content /tmp/g.out || fail "the remembered grant was not applied: $(cat /tmp/g.out)"
+	name=$(sed -n 's|^0::/bpfsbx/\([^/]*\).*|\1|p' /tmp/g.cg)
+	cg=$(session_cgid "$name") || fail "no cgroup for session '$name'"
+	n=$(map_keys_of sbx_grants $cg)
+	[ "$n" -ge 1 ] || fail "no grant of the live session in the kernel"
+	touch /tmp/go.g
+	wait $bg || true
+	wait_for test ! -e /sys/fs/cgroup/bpfsbx/$name || fail "the session did not end"
+	n=$(map_keys_of sbx_grants $cg)
+	[ "$n" = 0 ] || fail "$n grant(s) of the ended session left in the kernel"
+}

@@ -39,6 +39,29 @@ test_sigterm_leaves_enforcement_pinned() {
 	grep -q "(pid [0-9]*, adopted)" $DLOG || fail "did not adopt pins"
 }
 
+# Entries no live session accounts for (a session that ended while no
+# daemon ran, a grant made just before a kill) go when a daemon starts:
+# a session's end deletes only the keys it recorded.
+test_restarted_daemon_sweeps_grants_and_addresses_of_no_session() {
+	local ghost=18446744073709551600	# a cgroup id no session has
+	for m in sbx_grants sbx_learned; do
+		sizes=$(bpftool map show pinned /sys/fs/bpf/bpfsbx/maps/$m |
+			sed -n 's/.*key \([0-9]*\)B  *value \([0-9]*\)B.*/\1 \2/p')
+		read -r ks vs <<<"$sizes"
+		[ -n "$ks" ] || fail "no sizes for $m"
+		key="f0 ff ff ff ff ff ff ff$(printf ' 00%.0s' $(seq $((ks - 8))))"
+		val=$(printf '00 %.0s' $(seq $vs))
+		bpftool map update pinned /sys/fs/bpf/bpfsbx/maps/$m key hex $key value hex $val ||
+			fail "planting into $m"
+		[ "$(map_keys_of $m $ghost)" = 1 ] || fail "$m: the planted entry is not there"
+	done
+	daemon_stop
+	daemon_start
+	for m in sbx_grants sbx_learned; do
+		[ "$(map_keys_of $m $ghost)" = 0 ] || fail "$m: the restarted daemon kept an entry of no session"
+	done
+}
+
 test_second_daemon_refused() {
 	out=$("$SBX" daemon --log /tmp/second.jsonl 2>&1) && fail "second daemon started"
 	echo "$out" | grep -q "already running" || fail "unexpected: $out"

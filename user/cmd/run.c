@@ -97,7 +97,10 @@ static void print_diags(json_t *r)
 	print_diag_list(json_object_get(r, "diagnostics"));
 }
 
-static int run_with_daemon(const char *policy, const char *project, char **cmd)
+/* Returns only on failure; *no_daemon when nothing listens on the socket
+ * (nothing was sent, so the caller may start a one-off session). */
+static int run_with_daemon(const char *policy, const char *project, char **cmd,
+			   bool *no_daemon)
 {
 	json_t *req, *reply = NULL;
 	char *err = NULL;
@@ -108,6 +111,11 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd)
 			project, "home", getenv("HOME") ? getenv("HOME") : "");
 	rc = sbx_ctl_call(req, &reply, &err);
 	json_decref(req);
+	if (rc == -ENOENT || rc == -ECONNREFUSED) {
+		*no_daemon = true;
+		free(err);
+		return SBX_EXIT_FAIL;
+	}
 	if (rc) {
 		sbx_err("%s", err);
 		free(err);
@@ -250,7 +258,7 @@ static int cmd_run(int argc, char **argv)
 	};
 	const char *policy_arg = NULL, *project_arg = ".";
 	char project[PATH_MAX], *policy = NULL;
-	bool as_root = false;
+	bool as_root = false, no_daemon = false;
 	struct stat st;
 	int c, rc;
 
@@ -303,11 +311,11 @@ static int cmd_run(int argc, char **argv)
 		}
 	}
 
-	if (sbx_daemon_running(NULL))
-		rc = run_with_daemon(policy, project, argv + optind);
-	else if (geteuid() == 0)
+	/* asked directly, not probed first: one connection to the daemon */
+	rc = run_with_daemon(policy, project, argv + optind, &no_daemon);
+	if (no_daemon && geteuid() == 0)
 		rc = run_embedded(policy, project, argv + optind, as_root);
-	else {
+	else if (no_daemon) {
 		sbx_err("no bpfsbx daemon is running: start it (sudo systemctl start bpfsbx, or "
 			"sudo bpfsbx daemon), or run this command with sudo for a one-off session");
 		rc = SBX_EXIT_FAIL;

@@ -82,7 +82,10 @@ int sbx_ctl_call_fd(json_t *req, int pass_fd, json_t **reply, char **err)
 		close(fd);
 		return set_err(err, -ENOMEM, "encoding request");
 	}
+	/* the request and its newline in one send: one wake-up of the daemon */
 	len = strlen(line);
+	line = sbx_realloc_array(line, len + 2, 1);
+	line[len++] = '\n';
 	line[len] = 0;
 	if (pass_fd >= 0) {
 		if (send_with_fd(fd, line, pass_fd) != 1) {
@@ -100,10 +103,6 @@ int sbx_ctl_call_fd(json_t *req, int pass_fd, json_t **reply, char **err)
 			goto out;
 		}
 		off += w;
-	}
-	if (send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
-		rc = set_err(err, -errno, "sending to the daemon");
-		goto out;
 	}
 
 	len = 0;

@@ -333,19 +333,34 @@ void sbx_grants_expire(struct sbx_daemon *d)
 	}
 }
 
-void sbx_grants_delete(struct sbx_daemon *d, uint64_t cgid)
+/* The session's grants leave the kernel: the ones it recorded, which are
+ * all the daemon made (sbx_grant_add records each). */
+void sbx_grants_forget(struct sbx_daemon *d, const struct sbx_session_rt *s)
 {
-	struct sbx_grant_key key, next;
-	int first = 1;
+	for (size_t i = 0; i < s->n_grants; i++)
+		bpf_map_delete_elem(d->k.grants, &s->grants[i].key);
+}
 
-	while (bpf_map_get_next_key(d->k.grants, first ? NULL : &key, &next) == 0) {
-		key = next;
-		first = 0;
-		if (next.cgid == cgid) {
-			bpf_map_delete_elem(d->k.grants, &next);
-			first = 1;
-		}
-	}
+static bool grant_unrecorded(const void *key, void *ctx)
+{
+	const struct sbx_grant_key *k = key;
+	struct sbx_session_rt *s = sbx_session_by_cgid(ctx, k->cgid);
+
+	for (size_t i = 0; s && i < s->n_grants; i++)
+		if (!memcmp(&s->grants[i].key, k, sizeof(*k)))
+			return false;
+	return true;
+}
+
+/*
+ * At the daemon's start, after adoption: a grant no live session records
+ * goes. Those are a session's that ended while no daemon ran, or one a
+ * daemon killed between the map update and the state save made; that
+ * one is asked for again rather than kept unaccounted for.
+ */
+void sbx_grants_sweep(struct sbx_daemon *d)
+{
+	sbx_map_delete_keys_if(d->k.grants, sizeof(struct sbx_grant_key), grant_unrecorded, d);
 }
 
 void sbx_grants_apply_remembered(struct sbx_daemon *d, struct sbx_session_rt *s)

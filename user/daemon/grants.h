@@ -53,8 +53,10 @@ int sbx_grant_obj_add(struct sbx_daemon *d, struct sbx_session_rt *s,
 int sbx_name_grant_add(struct sbx_session_rt *s, const char *host, int port,
 		       uint64_t expires_ns, const char *request, char **why);
 void sbx_grants_expire(struct sbx_daemon *d);
-/* Remove every grant of a session from the kernel. */
-void sbx_grants_delete(struct sbx_daemon *d, uint64_t cgid);
+/* Remove the grants of a session from the kernel (the ones it records). */
+void sbx_grants_forget(struct sbx_daemon *d, const struct sbx_session_rt *s);
+/* At the daemon's start: remove every grant no live session records. */
+void sbx_grants_sweep(struct sbx_daemon *d);
 /* The session's entry in the kernel: its policy header, and whether it
  * has grants to look up. */
 int sbx_session_push_hdr(struct sbx_daemon *d, struct sbx_session_rt *s);

@@ -587,12 +587,13 @@ void sbx_net_changed(const struct sbx_kernel *k)
 }
 
 /*
- * Delete every key of a hash map for which doomed() says so; the policy id
- * is the 32-bit word at id_off (network keys hold it big-endian).
- * Collect first: deleting while iterating a hash map restarts the walk.
+ * Delete every key of a hash map for which doomed() says so. Collect
+ * first: deleting while iterating a hash map restarts the walk. The walk
+ * visits every bucket of the map, used or not (65,536 or more here), so
+ * it belongs off the path of a session's start and end.
  */
-int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
-		      bool (*doomed)(uint32_t id, void *ctx), void *ctx)
+int sbx_map_delete_keys_if(int fd, size_t key_size,
+			   bool (*doomed)(const void *key, void *ctx), void *ctx)
 {
 	unsigned char *key = sbx_calloc(1, key_size), *next = sbx_calloc(1, key_size);
 	unsigned char *victims = NULL;
@@ -600,16 +601,11 @@ int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
 	int rc = 0, first = 1;
 
 	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
-		uint32_t v;
-
 		first = 0;
-		memcpy(&v, next + id_off, sizeof(v));
-		if (doomed(be ? ntohl(v) : v, ctx)) {
+		if (doomed(next, ctx)) {
 			if (n == cap) {
 				cap = cap ? cap * 2 : 64;
-				victims = realloc(victims, cap * key_size);
-				if (!victims)
-					abort();
+				victims = sbx_realloc_array(victims, cap, key_size);
 			}
 			memcpy(victims + n * key_size, next, key_size);
 			n++;
@@ -625,18 +621,28 @@ int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
 	return rc;
 }
 
-int sbx_map_count(int fd, size_t key_size)
-{
-	unsigned char *key = sbx_calloc(1, key_size), *next = sbx_calloc(1, key_size);
-	int n = 0;
+struct policy_id_test {
+	size_t off;
+	bool be;
+	bool (*doomed)(uint32_t id, void *ctx);
+	void *ctx;
+};
 
-	while (bpf_map_get_next_key(fd, n ? key : NULL, next) == 0) {
-		memcpy(key, next, key_size);
-		n++;
-	}
-	free(key);
-	free(next);
-	return n;
+static bool policy_id_doomed(const void *key, void *ctx)
+{
+	const struct policy_id_test *t = ctx;
+	uint32_t v;
+
+	memcpy(&v, (const unsigned char *)key + t->off, sizeof(v));
+	return t->doomed(t->be ? ntohl(v) : v, t->ctx);
+}
+
+int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
+		      bool (*doomed)(uint32_t id, void *ctx), void *ctx)
+{
+	struct policy_id_test t = { .off = id_off, .be = be, .doomed = doomed, .ctx = ctx };
+
+	return sbx_map_delete_keys_if(fd, key_size, policy_id_doomed, &t);
 }
 
 /* ---- the sessions' cgroup ------------------------------------------------ */

@@ -37,7 +37,10 @@ bool sbx_bpf_lsm_active(char **lsm_list);
  * LPM keys the policy id sits after the prefix length, big-endian. */
 int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
 		      bool (*doomed)(uint32_t id, void *ctx), void *ctx);
-int sbx_map_count(int fd, size_t key_size);
+/* Delete every key of map fd for which doomed(key) is true: a walk of
+ * every bucket, for the daemon's start, not a session's. */
+int sbx_map_delete_keys_if(int fd, size_t key_size,
+			   bool (*doomed)(const void *key, void *ctx), void *ctx);
 
 /* The cgroup2 mount (e.g. /sys/fs/cgroup), malloc'd. */
 int sbx_cgroup_root(char **path, char **err);

@@ -260,17 +260,32 @@ static size_t kernel_keys(struct sbx_daemon *d, uint64_t cgid, struct sbx_learne
 	return n;
 }
 
+/*
+ * The kernel holds one entry per address of the table (sync_addr writes
+ * them, and nothing else does), so the table names every key to delete:
+ * no walk of the map's buckets on a session's way out.
+ */
 void sbx_learned_forget(struct sbx_daemon *d, struct sbx_session_rt *s)
 {
-	struct sbx_learned_key *keys;
-	size_t n = kernel_keys(d, s->cgid, &keys);
+	struct sbx_learned_key k = { .cgid = s->cgid };
 	char *p = learned_path(s);
 
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(d->k.learned, &keys[i]);
-	free(keys);
+	for (size_t i = 0; i < s->n_learned; i++) {
+		memcpy(k.addr, s->learned[i].addr, 16);
+		bpf_map_delete_elem(d->k.learned, &k);
+	}
 	unlink(p);
 	free(p);
+}
+
+static bool of_no_session(const void *key, void *d)
+{
+	return !sbx_session_by_cgid(d, ((const struct sbx_learned_key *)key)->cgid);
+}
+
+void sbx_learned_sweep(struct sbx_daemon *d)
+{
+	sbx_map_delete_keys_if(d->k.learned, sizeof(struct sbx_learned_key), of_no_session, d);
 }
 
 static json_t *rules_json(const struct sbx_learned_rt *r)

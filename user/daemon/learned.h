@@ -37,6 +37,8 @@ void sbx_learned_expire(struct sbx_daemon *d);
 const char *sbx_learned_name(const struct sbx_session_rt *s, const uint8_t addr[16]);
 /* The session ended: its kernel entries and saved table go. */
 void sbx_learned_forget(struct sbx_daemon *d, struct sbx_session_rt *s);
+/* At the daemon's start, after adoption: kernel entries of no live session go. */
+void sbx_learned_sweep(struct sbx_daemon *d);
 /* Save the tables that changed (the loop, once per tick). */
 void sbx_learned_flush(struct sbx_daemon *d);
 /* A restarted daemon: the saved table, and every kernel entry of s that

@@ -249,6 +249,7 @@ void sbx_daemon_fini(struct sbx_daemon *d)
 		sbx_pcache_drop(e);
 	}
 	sbx_dirwatch_free(d->dirwatch);
+	free(d->protected_keys);
 	d->dirwatch = NULL;
 	while (d->sessions) {
 		struct sbx_session_rt *s = d->sessions;
@@ -299,6 +300,12 @@ static void conn_reply(struct conn *c, json_t *r)
 	size_t len = txt ? strlen(txt) : 0;
 	int fl = fcntl(c->fd, F_GETFL);
 
+	if (txt) {	/* the reply and its newline in one send */
+		txt = sbx_realloc_array(txt, len + 2, 1);
+		txt[len++] = '\n';
+		txt[len] = 0;
+	}
+
 	/* Replies are small; write them blocking with a bound. */
 	fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
 	{
@@ -313,7 +320,8 @@ static void conn_reply(struct conn *c, json_t *r)
 			break;
 		off += w;
 	}
-	send(c->fd, "\n", 1, MSG_NOSIGNAL);
+	if (!txt)
+		send(c->fd, "\n", 1, MSG_NOSIGNAL);
 	free(txt);
 }
 

@@ -79,38 +79,77 @@ fail:
 
 /* ---- the protected set: union of every session's policy files --------- */
 
-void sbx_protect_sync(struct sbx_daemon *d)
+static bool protect_wanted(const struct sbx_daemon *d, const struct sbx_protect_key *k)
+{
+	for (const struct sbx_session_rt *s = d->sessions; s; s = s->next)
+		for (size_t i = 0; i < s->n_protect; i++)
+			if (!memcmp(&s->protect[i], k, sizeof(*k)))
+				return true;
+	return false;
+}
+
+static bool protect_held(const struct sbx_daemon *d, const struct sbx_protect_key *k)
+{
+	for (size_t i = 0; i < d->n_protected; i++)
+		if (!memcmp(&d->protected_keys[i], k, sizeof(*k)))
+			return true;
+	return false;
+}
+
+static void protect_hold(struct sbx_daemon *d, const struct sbx_protect_key *k)
+{
+	d->protected_keys = sbx_realloc_array(d->protected_keys, d->n_protected + 1,
+					      sizeof(*d->protected_keys));
+	d->protected_keys[d->n_protected++] = *k;
+}
+
+/* what a previous daemon left in the pinned map, once per daemon */
+static void protect_read(struct sbx_daemon *d)
 {
 	struct sbx_protect_key key, next;
+	int first = 1;
+
+	while (bpf_map_get_next_key(d->k.protected_, first ? NULL : &key, &next) == 0) {
+		first = 0;
+		key = next;
+		protect_hold(d, &next);
+	}
+	d->protected_read = true;
+}
+
+void sbx_protect_sync(struct sbx_daemon *d)
+{
 	__u32 one = 1, k = SBX_EPOCH_DAEMON;
 	bool changed = false;
 	__u64 epoch;
-	int first = 1;
 
+	if (!d->protected_read)
+		protect_read(d);
 	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
 		for (size_t i = 0; i < s->n_protect; i++) {
-			if (bpf_map_update_elem(d->k.protected_, &s->protect[i], &one, BPF_NOEXIST) == 0)
+			if (protect_held(d, &s->protect[i]))
+				continue;
+			if (bpf_map_update_elem(d->k.protected_, &s->protect[i], &one, BPF_NOEXIST) == 0) {
+				protect_hold(d, &s->protect[i]);
 				changed = true;
-			else if (errno != EEXIST) {
+			} else if (errno == EEXIST) {
+				protect_hold(d, &s->protect[i]);
+			} else {
+				/* not held: tried again at the next sync */
 				sbx_warn("protecting a policy file of session %s: %s", s->name,
 					 strerror(errno));
 				changed = true;
 			}
 		}
 	/* drop keys no live session needs any more */
-	while (bpf_map_get_next_key(d->k.protected_, first ? NULL : &key, &next) == 0) {
-		bool used = false;
-
-		first = 0;
-		key = next;
-		for (struct sbx_session_rt *s = d->sessions; s && !used; s = s->next)
-			for (size_t i = 0; i < s->n_protect && !used; i++)
-				used = !memcmp(&s->protect[i], &next, sizeof(next));
-		if (!used) {
-			bpf_map_delete_elem(d->k.protected_, &next);
-			changed = true;
-			first = 1;	/* restart: the iterator lost its place */
+	for (size_t i = 0; i < d->n_protected;) {
+		if (protect_wanted(d, &d->protected_keys[i])) {
+			i++;
+			continue;
 		}
+		bpf_map_delete_elem(d->k.protected_, &d->protected_keys[i]);
+		d->protected_keys[i] = d->protected_keys[--d->n_protected];
+		changed = true;
 	}
 	/*
 	 * Verdicts cached in the kernel under the old set are stale. After

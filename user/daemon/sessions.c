@@ -282,7 +282,7 @@ fail:
 	sbx_resolver_close(d, s, false);
 	if (in_map) {
 		bpf_map_delete_elem(d->k.sessions, &s->cgid);
-		sbx_grants_delete(d, s->cgid);
+		sbx_grants_forget(d, s);
 		sbx_learned_forget(d, s);
 	}
 	if (made_cg)
@@ -339,7 +339,7 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 	if (d->rb)
 		ring_buffer__consume(d->rb);
 	bpf_map_delete_elem(d->k.sessions, &s->cgid);
-	sbx_grants_delete(d, s->cgid);
+	sbx_grants_forget(d, s);
 	sbx_resolver_close(d, s, false);
 	sbx_learned_forget(d, s);
 	if (s->events_wd >= 0)
@@ -378,9 +378,8 @@ int sbx_sessions_adopt(struct sbx_daemon *d)
 	struct dirent *de;
 	int n = 0;
 
-	if (!dir)
-		return 0;
-	while ((de = readdir(dir))) {
+	/* no saved state: still sweep what a previous daemon left behind */
+	while (dir && (de = readdir(dir))) {
 		struct sbx_session_rt *s;
 		struct sbx_session kv;
 		struct stat st;
@@ -448,9 +447,13 @@ int sbx_sessions_adopt(struct sbx_daemon *d)
 		sbx_info("adopted session %s (cgroup %llu)", s->name, (unsigned long long)s->cgid);
 		n++;
 	}
-	closedir(dir);
+	if (dir)
+		closedir(dir);
 	sbx_protect_sync(d);
 	sbx_policy_sweep(d);
+	/* what no live session accounts for (ended while no daemon ran) */
+	sbx_grants_sweep(d);
+	sbx_learned_sweep(d);
 	/* Finish what was half done while no daemon ran. */
 	for (struct sbx_session_rt *s = d->sessions, *nx; s; s = nx) {
 		nx = s->next;

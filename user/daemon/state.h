@@ -171,6 +171,11 @@ struct sbx_daemon {
 	struct sbx_pcache *pcache;
 	struct sbx_dirwatch *dirwatch;	/* the ways to the cached policies' paths */
 	bool dirwatch_failed;		/* inotify unavailable: always check them */
+	/* what sbx_protected holds (only the daemon writes it): read once,
+	 * then kept, so syncing it walks no map */
+	struct sbx_protect_key *protected_keys;
+	size_t n_protected;
+	bool protected_read;
 	uint32_t next_policy_id;
 	uint64_t next_serial;
 	FILE *log;			/* event log, one JSON line per event */
