@@ -123,6 +123,22 @@ print(n)' "$2"
 # NAME: the cgroup id of live session NAME
 session_cgid() { stat -c %i "/sys/fs/cgroup/bpfsbx/$1"; }
 
+# MAP CGFILE GO PID: the live session that CGFILE names (`sbxtest cgroup`'s
+# output) has entries in MAP; once touching GO lets it end (PID), none of
+# them is left
+entries_leave_with_the_session() {
+	local map=$1 name cg n
+	name=$(sed -n 's|^0::/bpfsbx/\([^/]*\).*|\1|p' "$2")
+	cg=$(session_cgid "$name") || fail "no cgroup for session '$name'"
+	n=$(map_keys_of $map $cg)
+	[ "$n" -ge 1 ] || fail "$map holds nothing of the live session"
+	touch "$3"
+	wait "$4" || true
+	wait_for test ! -e /sys/fs/cgroup/bpfsbx/$name || fail "the session did not end"
+	n=$(map_keys_of $map $cg)
+	[ "$n" = 0 ] || fail "$n entries of the ended session left in $map"
+}
+
 # the pending request ids of the project queue, oldest first
 pending_ids() { ls $PROJ/.sandbox/escalations/pending/ 2>/dev/null | sed -n 's/\.json$//p'; }
 

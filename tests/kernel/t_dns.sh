@@ -235,15 +235,7 @@ test_a_sessions_learned_addresses_leave_the_kernel_when_it_ends() {
 		while [ ! -e /tmp/go.l ]; do sleep 0.1; done" &
 	bg=$!
 	wait_for grep -q NOERROR /tmp/l.out || fail "lookup: $(cat /tmp/l.out)"
-	name=$(sed -n 's|^0::/bpfsbx/\([^/]*\).*|\1|p' /tmp/l.cg)
-	cg=$(session_cgid "$name") || fail "no cgroup for session '$name'"
-	n=$(map_keys_of sbx_learned $cg)
-	[ "$n" -ge 1 ] || fail "nothing learned in the kernel while the session lives"
-	touch /tmp/go.l
-	wait $bg || true
-	wait_for test ! -e /sys/fs/cgroup/bpfsbx/$name || fail "the session did not end"
-	n=$(map_keys_of sbx_learned $cg)
-	[ "$n" = 0 ] || fail "$n learned address(es) of the ended session left in the kernel"
+	entries_leave_with_the_session sbx_learned /tmp/l.cg /tmp/go.l $bg
 }
 
 test_daemon_killed_mid_query_leaks_nothing_and_resolves_after_restart() {

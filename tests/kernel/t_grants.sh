@@ -180,13 +180,5 @@ test_a_sessions_grants_leave_the_kernel_when_it_ends() {
 	bg=$!
 	wait_for test -s /tmp/g.out || fail "the session read nothing"
 	grep -q fixture-content /tmp/g.out || fail "the remembered grant was not applied: $(cat /tmp/g.out)"
-	name=$(sed -n 's|^0::/bpfsbx/\([^/]*\).*|\1|p' /tmp/g.cg)
-	cg=$(session_cgid "$name") || fail "no cgroup for session '$name'"
-	n=$(map_keys_of sbx_grants $cg)
-	[ "$n" -ge 1 ] || fail "no grant of the live session in the kernel"
-	touch /tmp/go.g
-	wait $bg || true
-	wait_for test ! -e /sys/fs/cgroup/bpfsbx/$name || fail "the session did not end"
-	n=$(map_keys_of sbx_grants $cg)
-	[ "$n" = 0 ] || fail "$n grant(s) of the ended session left in the kernel"
+	entries_leave_with_the_session sbx_grants /tmp/g.cg /tmp/go.g $bg
 }
