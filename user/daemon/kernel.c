@@ -587,37 +587,48 @@ void sbx_net_changed(const struct sbx_kernel *k)
 }
 
 /*
- * Delete every key of a hash map for which doomed() says so. Collect
- * first: deleting while iterating a hash map restarts the walk. The walk
- * visits every bucket of the map, used or not (65,536 or more here), so
- * it belongs off the path of a session's start and end.
+ * The keys of a hash map for which match() says so (every key for a NULL
+ * match). The walk visits every bucket of the map, used or not (65,536 or
+ * more here), so it belongs off the path of a session's start and end.
  */
-int sbx_map_delete_keys_if(int fd, size_t key_size,
-			   bool (*doomed)(const void *key, void *ctx), void *ctx)
+void *sbx_map_keys(int fd, size_t key_size, bool (*match)(const void *key, void *ctx),
+		   void *ctx, size_t *count)
 {
 	unsigned char *key = sbx_calloc(1, key_size), *next = sbx_calloc(1, key_size);
-	unsigned char *victims = NULL;
+	unsigned char *keys = NULL;
 	size_t n = 0, cap = 0;
-	int rc = 0, first = 1;
+	int first = 1;
 
 	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
 		first = 0;
-		if (doomed(next, ctx)) {
+		if (!match || match(next, ctx)) {
 			if (n == cap) {
 				cap = cap ? cap * 2 : 64;
-				victims = sbx_realloc_array(victims, cap, key_size);
+				keys = sbx_realloc_array(keys, cap, key_size);
 			}
-			memcpy(victims + n * key_size, next, key_size);
+			memcpy(keys + n * key_size, next, key_size);
 			n++;
 		}
 		memcpy(key, next, key_size);
 	}
+	free(key);
+	free(next);
+	*count = n;
+	return keys;
+}
+
+/* Collect first: deleting while iterating a hash map restarts the walk. */
+int sbx_map_delete_keys_if(int fd, size_t key_size,
+			   bool (*doomed)(const void *key, void *ctx), void *ctx)
+{
+	size_t n;
+	unsigned char *victims = sbx_map_keys(fd, key_size, doomed, ctx, &n);
+	int rc = 0;
+
 	for (size_t i = 0; i < n; i++)
 		if (bpf_map_delete_elem(fd, victims + i * key_size) && errno != ENOENT)
 			rc = -errno;
 	free(victims);
-	free(key);
-	free(next);
 	return rc;
 }
 

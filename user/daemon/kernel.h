@@ -37,8 +37,12 @@ bool sbx_bpf_lsm_active(char **lsm_list);
  * LPM keys the policy id sits after the prefix length, big-endian. */
 int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
 		      bool (*doomed)(uint32_t id, void *ctx), void *ctx);
-/* Delete every key of map fd for which doomed(key) is true: a walk of
- * every bucket, for the daemon's start, not a session's. */
+/* The keys of map fd for which match(key) is true (all for a NULL match),
+ * malloc'd, and their number in *count: a walk of every bucket, for the
+ * daemon's start, not a session's. */
+void *sbx_map_keys(int fd, size_t key_size, bool (*match)(const void *key, void *ctx),
+		   void *ctx, size_t *count);
+/* Delete every key of map fd for which doomed(key) is true (the same walk). */
 int sbx_map_delete_keys_if(int fd, size_t key_size,
 			   bool (*doomed)(const void *key, void *ctx), void *ctx);
 

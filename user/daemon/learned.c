@@ -240,23 +240,17 @@ static char *learned_path(const struct sbx_session_rt *s)
 	return sbx_asprintf(SBX_LEARNED_DIR "/%s.json", s->name);
 }
 
-/* Every kernel entry of session cgid (collected first: deleting while
- * iterating a hash map restarts the walk). */
+static bool of_session(const void *key, void *cgid)
+{
+	return ((const struct sbx_learned_key *)key)->cgid == *(uint64_t *)cgid;
+}
+
+/* Every kernel entry of session cgid. */
 static size_t kernel_keys(struct sbx_daemon *d, uint64_t cgid, struct sbx_learned_key **out)
 {
-	struct sbx_learned_key key, next;
-	size_t n = 0;
-	int first = 1;
+	size_t n;
 
-	*out = NULL;
-	while (bpf_map_get_next_key(d->k.learned, first ? NULL : &key, &next) == 0) {
-		first = 0;
-		key = next;
-		if (next.cgid != cgid)
-			continue;
-		*out = sbx_realloc_array(*out, n + 1, sizeof(**out));
-		(*out)[n++] = next;
-	}
+	*out = sbx_map_keys(d->k.learned, sizeof(**out), of_session, &cgid, &n);
 	return n;
 }
 

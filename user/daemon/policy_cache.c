@@ -103,18 +103,11 @@ static void protect_hold(struct sbx_daemon *d, const struct sbx_protect_key *k)
 	d->protected_keys[d->n_protected++] = *k;
 }
 
-/* what a previous daemon left in the pinned map, once per daemon */
-static void protect_read(struct sbx_daemon *d)
+void sbx_protect_read(struct sbx_daemon *d)
 {
-	struct sbx_protect_key key, next;
-	int first = 1;
-
-	while (bpf_map_get_next_key(d->k.protected_, first ? NULL : &key, &next) == 0) {
-		first = 0;
-		key = next;
-		protect_hold(d, &next);
-	}
-	d->protected_read = true;
+	free(d->protected_keys);
+	d->protected_keys = sbx_map_keys(d->k.protected_, sizeof(struct sbx_protect_key), NULL,
+					 NULL, &d->n_protected);
 }
 
 void sbx_protect_sync(struct sbx_daemon *d)
@@ -123,8 +116,6 @@ void sbx_protect_sync(struct sbx_daemon *d)
 	bool changed = false;
 	__u64 epoch;
 
-	if (!d->protected_read)
-		protect_read(d);
 	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
 		for (size_t i = 0; i < s->n_protect; i++) {
 			if (protect_held(d, &s->protect[i]))

@@ -47,6 +47,9 @@ int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **
 void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id);
 /* The protected set follows the live sessions' policy files. */
 void sbx_protect_sync(struct sbx_daemon *d);
+/* At the daemon's start: what the pinned sbx_protected holds, before the
+ * first sync. */
+void sbx_protect_read(struct sbx_daemon *d);
 /* A policy for these parameters in the kernel: a recent identical one, or
  * compiled and applied now (fresh: always compile). */
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,

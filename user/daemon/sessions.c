@@ -378,6 +378,7 @@ int sbx_sessions_adopt(struct sbx_daemon *d)
 	struct dirent *de;
 	int n = 0;
 
+	sbx_protect_read(d);	/* what a previous daemon left pinned */
 	/* no saved state: still sweep what a previous daemon left behind */
 	while (dir && (de = readdir(dir))) {
 		struct sbx_session_rt *s;

@@ -171,11 +171,10 @@ struct sbx_daemon {
 	struct sbx_pcache *pcache;
 	struct sbx_dirwatch *dirwatch;	/* the ways to the cached policies' paths */
 	bool dirwatch_failed;		/* inotify unavailable: always check them */
-	/* what sbx_protected holds (only the daemon writes it): read once,
-	 * then kept, so syncing it walks no map */
+	/* what sbx_protected holds (only the daemon writes it): read once at
+	 * the start (sbx_protect_read), then kept, so syncing it walks no map */
 	struct sbx_protect_key *protected_keys;
 	size_t n_protected;
-	bool protected_read;
 	uint32_t next_policy_id;
 	uint64_t next_serial;
 	FILE *log;			/* event log, one JSON line per event */
