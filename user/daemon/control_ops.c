@@ -18,6 +18,7 @@
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "user/daemon/control_client.h"
 #include "user/daemon/control_ops.h"
 #include "user/daemon/events.h"
 #include "user/daemon/learned.h"
@@ -267,6 +268,12 @@ static json_t *op_unload(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		return r;
 	}
 	d->stop = true;
+	/* no new caller may reach a daemon that is going: once unload returns,
+	 * a run finds no socket and may start its own session (the reply goes
+	 * out on the caller's connection, not this one) */
+	unlink(sbx_control_path());
+	close(d->ctl);
+	d->ctl = -1;
 	return json_pack("{s:b}", "ok", 1);
 }
 
