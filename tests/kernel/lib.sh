@@ -120,6 +120,20 @@ for e in json.load(sys.stdin):
 print(n)' "$2"
 }
 
+# MAP ID: how many keys of the pinned rule map MAP belong to policy ID (the
+# key's first 4 bytes; in the LPM tries sbx_net4 and sbx_net6 the 4 after
+# the prefix length, big-endian)
+policy_keys_of() {
+	bpftool -j map dump pinned /sys/fs/bpf/bpfsbx/maps/$1 | python3 -c '
+import json, sys
+want, lpm = int(sys.argv[1]), sys.argv[2].startswith("sbx_net")
+n = 0
+for e in json.load(sys.stdin):
+    raw = bytes(int(b, 16) for b in e["key"][:8])
+    n += (int.from_bytes(raw[4:8], "big") if lpm else int.from_bytes(raw[:4], "little")) == want
+print(n)' "$2" "$1"
+}
+
 # NAME: the cgroup id of live session NAME
 session_cgid() { stat -c %i "/sys/fs/cgroup/bpfsbx/$1"; }
 

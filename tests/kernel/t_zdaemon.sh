@@ -20,6 +20,8 @@ test_sigkill_daemon_session_stays_confined() {
 	daemon_start
 	touch /tmp/restarted
 	grep -q "adopted session" $DLOG || fail "restarted daemon did not adopt: $(tail -n 3 $DLOG)"
+	# the policies' shared state files are read with their sessions, not as sessions
+	! grep "unreadable session state" $DLOG || fail "adoption misread a state file"
 	[ "$($SBX status | sed -n 's/^sessions: //p')" = 1 ] || fail "status: $($SBX status)"
 	touch /tmp/counted
 	wait $bg || true
@@ -60,6 +62,53 @@ test_restarted_daemon_sweeps_grants_and_addresses_of_no_session() {
 	for m in sbx_grants sbx_learned; do
 		[ "$(map_keys_of $m $ghost)" = 0 ] || fail "$m: the restarted daemon kept an entry of no session"
 	done
+}
+
+# A policy that leaves the kernel (its last session ended, its time in the
+# cache ran out) takes every entry it put into every rule map with it: the
+# daemon deletes the keys it recorded when it applied the policy, and walks
+# no map for them.
+test_released_policy_leaves_every_rule_map() {
+	local p=/tmp/release-pol.yaml maps="sbx_inode_rules sbx_chain_rules sbx_name_rules sbx_net4 sbx_net6"
+	local id m left
+	cat >$p <<'YAML'
+version: 1
+files:
+  default: allow
+  rules:
+    - {path: /srv/sbx/denied/, access: all, verdict: deny, reason: "an inode"}
+    - {path: /srv/sbx/not-made-yet/file, access: all, verdict: deny, reason: "a chain"}
+    - {path: "*.release-test", access: read, verdict: deny, reason: "a name"}
+network:
+  default: allow
+  rules:
+    - {cidr: [10.67.0.0/16, "fd67::/16"], verdict: deny, reason: "two prefixes"}
+YAML
+	chmod 644 $p
+	daemon_stop
+	DAEMON_ARGS="--policy-cache-ttl 0" daemon_start
+	rm -f /tmp/go.rel
+	in_session $p sh -c "while [ ! -e /tmp/go.rel ]; do sleep 0.05; done" &
+	bg=$!
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 1 ]" || fail "no session"
+	id=$("$SBX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["sessions"][0]["policy_id"])')
+	for m in $maps; do
+		[ "$(policy_keys_of $m $id)" -ge 1 ] || fail "$m holds nothing of policy $id"
+	done
+	touch /tmp/go.rel
+	wait $bg || true
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 0 ]" || fail "the session did not end"
+	for _ in $(seq 50); do
+		left=""
+		for m in $maps; do
+			[ "$(policy_keys_of $m $id)" = 0 ] || left="$left $m"
+		done
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	[ -z "$left" ] || fail "policy $id left entries in:$left"
+	daemon_stop
+	daemon_start
 }
 
 test_second_daemon_refused() {

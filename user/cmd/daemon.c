@@ -17,13 +17,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bpfsbx daemon [--log FILE|-] [--once-ttl SECONDS] [--metrics-dir DIR]\n"
-		   "                     [--no-journal]\n\n"
+		   "                     [--policy-cache-ttl SECONDS] [--no-journal]\n\n"
 		   "Load (or adopt) the BPF-LSM programs, pin them under " SBX_PIN_DIR ",\n"
 		   "and serve " SBX_CONTROL_SOCK ". Runs in the foreground; stop it with\n"
 		   "SIGTERM (sessions stay confined).\n\n"
 		   "  --log FILE         the event log, one JSON line per event (default\n"
 		   "                     " SBX_EVENT_LOG "; - for none)\n"
 		   "  --once-ttl S       how long an \"approve once\" grant lasts (default 60)\n"
+		   "  --policy-cache-ttl S\n"
+		   "                     how long a compiled policy stays in the kernel for\n"
+		   "                     the next session of the same policy, user and\n"
+		   "                     project (default 300; 0: until its last session ends)\n"
 		   "  --metrics-dir DIR  write DIR/bpfsbx.prom (Prometheus text format) every\n"
 		   "                     second, for node_exporter's textfile collector\n"
 		   "  --no-journal       do not send events to the systemd journal\n"
@@ -36,6 +40,7 @@ static int cmd_daemon(int argc, char **argv)
 		{ "log", required_argument, NULL, 'l' },
 		{ "once-ttl", required_argument, NULL, 't' },
 		{ "metrics-dir", required_argument, NULL, 'm' },
+		{ "policy-cache-ttl", required_argument, NULL, 'P' },
 		{ "no-journal", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -45,7 +50,7 @@ static int cmd_daemon(int argc, char **argv)
 	char *err = NULL;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+l:t:m:Jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+l:t:m:P:Jh", opts, NULL)) != -1) {
 		long v;
 
 		switch (c) {
@@ -58,6 +63,15 @@ static int cmd_daemon(int argc, char **argv)
 				return SBX_EXIT_USAGE;
 			}
 			o.once_ttl_s = v;
+			break;
+		case 'P':
+			if (!sbx_parse_long(optarg, 0, 86400, &v)) {
+				sbx_err("daemon: --policy-cache-ttl takes seconds (0..86400), not '%s'",
+					optarg);
+				return SBX_EXIT_USAGE;
+			}
+			o.pcache_ttl_s = v;
+			o.pcache_ttl_set = true;
 			break;
 		case 'm':
 			if (sbx_metrics_init(optarg, &err)) {

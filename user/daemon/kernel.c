@@ -39,6 +39,8 @@
 #include "user/daemon/verifier.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
+/* the kernel's own ENOTSUPP, which a map type without batch operations returns */
+#define ENOTSUPP_KERNEL 524
 
 struct map_slot {
 	const char *name;
@@ -629,6 +631,42 @@ int sbx_map_delete_keys_if(int fd, size_t key_size,
 		if (bpf_map_delete_elem(fd, victims + i * key_size) && errno != ENOENT)
 			rc = -errno;
 	free(victims);
+	return rc;
+}
+
+/*
+ * Delete exactly these keys; absent ones are skipped. Hash maps take them
+ * in one BPF_MAP_DELETE_BATCH (the kernel stops at an absent key and says
+ * how many went before it); maps without batch operations, the LPM tries
+ * of 6.1 and 6.12, one syscall per key.
+ */
+int sbx_map_delete_keys(int fd, const void *keys, size_t key_size, size_t n)
+{
+	const unsigned char *k = keys;
+	bool batch = true;
+	size_t done = 0;
+	int rc = 0;
+
+	while (done < n) {
+		if (batch) {
+			LIBBPF_OPTS(bpf_map_batch_opts, o);
+			__u32 count = n - done;
+
+			if (!bpf_map_delete_batch(fd, k + done * key_size, &count, &o))
+				break;
+			if (errno == ENOTSUPP_KERNEL || errno == EOPNOTSUPP || errno == EINVAL) {
+				batch = false;	/* nothing was deleted */
+				continue;
+			}
+			done += count;	/* deleted; the one at done failed */
+		} else if (!bpf_map_delete_elem(fd, k + done * key_size)) {
+			done++;
+			continue;
+		}
+		if (errno != ENOENT)
+			rc = -errno;
+		done++;
+	}
 	return rc;
 }
 

@@ -37,6 +37,8 @@ bool sbx_bpf_lsm_active(char **lsm_list);
  * LPM keys the policy id sits after the prefix length, big-endian. */
 int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
 		      bool (*doomed)(uint32_t id, void *ctx), void *ctx);
+/* Delete the n keys (key_size bytes each) at keys; absent ones are fine. */
+int sbx_map_delete_keys(int fd, const void *keys, size_t key_size, size_t n);
 /* The keys of map fd for which match(key) is true (all for a NULL match),
  * malloc'd, and their number in *count: a walk of every bucket, for the
  * daemon's start, not a session's. */

@@ -112,6 +112,7 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 	d->next_serial = 1;
 	d->embedded = o->embedded;
 	d->once_ttl_s = o->once_ttl_s ? o->once_ttl_s : SBX_ONCE_TTL_S;
+	d->pcache_ttl_ns = (o->pcache_ttl_set ? o->pcache_ttl_s : SBX_PCACHE_TTL_S) * 1000000000ull;
 
 	if (geteuid() != 0) {
 		*err = sbx_strdup("the daemon must run as root (it loads BPF programs)");
@@ -248,6 +249,7 @@ void sbx_daemon_fini(struct sbx_daemon *d)
 		d->pcache = e->next;
 		sbx_pcache_drop(e);
 	}
+	sbx_applied_free_all(d);
 	sbx_dirwatch_free(d->dirwatch);
 	free(d->protected_keys);
 	d->dirwatch = NULL;

@@ -11,6 +11,8 @@ struct sbx_daemon_opts {
 	bool embedded;
 	const char *log_path;
 	unsigned once_ttl_s;		/* 0: SBX_ONCE_TTL_S */
+	bool pcache_ttl_set;
+	unsigned pcache_ttl_s;		/* unset: SBX_PCACHE_TTL_S */
 };
 
 int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char **err);

@@ -24,18 +24,30 @@
 
 /* ---- applying to the maps ----------------------------------------------- */
 
-#define INSERT_ALL(fd, arr, n)							\
-	do {									\
-		for (size_t i_ = 0; i_ < (n); i_++) {				\
-			if (bpf_map_update_elem(fd, &(arr)[i_].k, &(arr)[i_].v, BPF_NOEXIST)) { \
-				rc = -errno;					\
-				what = #arr;					\
-				goto fail;					\
-			}							\
-		}								\
-	} while (0)
+/*
+ * The keys a policy put into each rule map, so that taking it out deletes
+ * exactly those. A walk of the maps would visit every bucket, used or not:
+ * 262,144 in sbx_inode_rules and 65,536 in each of the others, for every
+ * policy that leaves (a cached 10,000-rule policy expiring cost 0.1 s of
+ * the machine's time that way). Policies a previous daemon applied have no
+ * record here, and the walk finds their entries.
+ */
+enum { RM_INODE, RM_CHAIN, RM_NAME, RM_NET4, RM_NET6, RM_N };
 
-/* every rule map's entries of the policies doomed() names */
+struct sbx_applied {
+	uint32_t policy_id;
+	struct { unsigned char *keys; size_t n, key_size; } map[RM_N];
+	struct sbx_applied *next;
+};
+
+static int rule_map_fd(const struct sbx_kernel *k, int m)
+{
+	const int fds[RM_N] = { k->inode_rules, k->chain_rules, k->name_rules, k->net4, k->net6 };
+
+	return fds[m];
+}
+
+/* every rule map's entries of the policies doomed() names: the walk */
 static void delete_rules(struct sbx_kernel *k, bool (*doomed)(uint32_t id, void *ctx), void *ctx)
 {
 	sbx_map_delete_if(k->inode_rules, sizeof(struct sbx_inode_key), 0, false, doomed, ctx);
@@ -50,27 +62,88 @@ static bool is_policy(uint32_t id, void *want)
 	return id == *(uint32_t *)want;
 }
 
-void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id)
+static void applied_free(struct sbx_applied *a)
 {
-	delete_rules(k, is_policy, &policy_id);
-	sbx_net_changed(k);
+	for (int m = 0; m < RM_N; m++)
+		free(a->map[m].keys);
+	free(a);
 }
 
-int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **err)
+static void delete_applied(struct sbx_kernel *k, const struct sbx_applied *a)
 {
+	for (int m = 0; m < RM_N; m++)
+		sbx_map_delete_keys(rule_map_fd(k, m), a->map[m].keys, a->map[m].key_size,
+				    a->map[m].n);
+}
+
+void sbx_policy_remove(struct sbx_daemon *d, uint32_t policy_id)
+{
+	struct sbx_applied **pp = &d->applied;
+
+	while (*pp && (*pp)->policy_id != policy_id)
+		pp = &(*pp)->next;
+	if (*pp) {
+		struct sbx_applied *a = *pp;
+
+		*pp = a->next;
+		delete_applied(&d->k, a);
+		applied_free(a);
+	} else {
+		delete_rules(&d->k, is_policy, &policy_id);
+	}
+	sbx_net_changed(&d->k);
+}
+
+void sbx_applied_free_all(struct sbx_daemon *d)
+{
+	while (d->applied) {
+		struct sbx_applied *a = d->applied;
+
+		d->applied = a->next;
+		applied_free(a);
+	}
+}
+
+/* insert arr[0..n) into map m, each key kept in a as it goes in */
+#define INSERT_ALL(map_, arr, count_)							\
+	do {									\
+		size_t ks_ = sizeof((arr)[0].k);				\
+										\
+		a->map[map_].key_size = ks_;					\
+		a->map[map_].keys = sbx_calloc((count_) ? (count_) : 1, ks_);		\
+		for (size_t i_ = 0; i_ < (count_); i_++) {				\
+			if (bpf_map_update_elem(rule_map_fd(&d->k, map_), &(arr)[i_].k, \
+						&(arr)[i_].v, BPF_NOEXIST)) {	\
+				rc = -errno;					\
+				what = #arr;					\
+				goto fail;					\
+			}							\
+			memcpy(a->map[map_].keys + i_ * ks_, &(arr)[i_].k, ks_);	\
+			a->map[map_].n++;						\
+		}								\
+	} while (0)
+
+int sbx_policy_apply(struct sbx_daemon *d, const struct sbx_compiled *c, char **err)
+{
+	struct sbx_applied *a = sbx_calloc(1, sizeof(*a));
 	const char *what = "";
 	int rc = 0;
 
-	INSERT_ALL(k->inode_rules, c->inode, c->n_inode);
-	INSERT_ALL(k->chain_rules, c->chain, c->n_chain);
-	INSERT_ALL(k->name_rules, c->name, c->n_name);
-	INSERT_ALL(k->net4, c->net4, c->n_net4);
-	INSERT_ALL(k->net6, c->net6, c->n_net6);
-	sbx_net_changed(k);
+	a->policy_id = c->hdr.policy_id;
+	INSERT_ALL(RM_INODE, c->inode, c->n_inode);
+	INSERT_ALL(RM_CHAIN, c->chain, c->n_chain);
+	INSERT_ALL(RM_NAME, c->name, c->n_name);
+	INSERT_ALL(RM_NET4, c->net4, c->n_net4);
+	INSERT_ALL(RM_NET6, c->net6, c->n_net6);
+	a->next = d->applied;
+	d->applied = a;
+	sbx_net_changed(&d->k);
 	return 0;
 fail:
 	/* A policy is in force whole or not at all: fail closed. */
-	sbx_policy_remove(k, c->hdr.policy_id);
+	delete_applied(&d->k, a);
+	applied_free(a);
+	sbx_net_changed(&d->k);
 	*err = sbx_asprintf("loading the policy into the kernel failed at %s: %s%s", what,
 			    strerror(-rc), rc == -E2BIG || rc == -ENOMEM ?
 			    " (the rule maps are full)" : "");
@@ -163,9 +236,9 @@ void sbx_protect_sync(struct sbx_daemon *d)
  * minutes of each other, share one compiled policy in the kernel: the map
  * entries are keyed by policy id and a session only points at one. Paths
  * created in between are still covered (by the chain rules for missing
- * paths); host names are resolved again after the TTL.
+ * paths); host names are resolved again after the TTL (d->pcache_ttl_ns:
+ * SBX_PCACHE_TTL_S, or the daemon's --policy-cache-ttl).
  */
-#define SBX_PCACHE_TTL_NS (300ull * 1000000000ull)
 
 /* The directories ${PROJECT} and ~ name: replaced, they would leave the
  * rules anchored on them pointing at the old inodes. */
@@ -333,7 +406,7 @@ static bool policy_in_use(struct sbx_daemon *d, uint32_t id)
 void sbx_policy_release(struct sbx_daemon *d, uint32_t id)
 {
 	if (id && !policy_in_use(d, id)) {
-		sbx_policy_remove(&d->k, id);
+		sbx_policy_remove(d, id);
 		sbx_state_policy_gone(id);
 	}
 }
@@ -346,7 +419,7 @@ void sbx_pcache_expire(struct sbx_daemon *d, bool all)
 	while (*pp) {
 		struct sbx_pcache *e = *pp;
 
-		if (all || now - e->born_ns > SBX_PCACHE_TTL_NS) {
+		if (all || now - e->born_ns >= d->pcache_ttl_ns) {
 			uint32_t id = e->policy_id;
 
 			if (d->dirwatch)
@@ -432,7 +505,7 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	rc = sbx_policy_compile_as(uid, gid, home, project, policy_path, d->next_policy_id++,
 				   &c, err);
 	if (!rc)
-		rc = sbx_policy_apply(&d->k, &c.c, err);
+		rc = sbx_policy_apply(d, &c.c, err);
 	if (rc) {
 		u->diags = json_incref(c.diags);
 		sbx_compiled_rt_free(&c);

@@ -10,6 +10,9 @@
 #include "policy/policy.h"
 #include "user/daemon/state.h"
 
+/* how long a compiled policy is kept for the next session (the default) */
+#define SBX_PCACHE_TTL_S 300
+
 /* A compiled policy in the kernel that sessions may share. */
 struct sbx_pcache {
 	uint32_t policy_id;
@@ -42,9 +45,12 @@ struct sbx_policy_use {
 	bool shared;			/* reused, not compiled now */
 };
 
-/* Insert every entry; on any failure remove what was inserted. */
-int sbx_policy_apply(struct sbx_kernel *k, const struct sbx_compiled *c, char **err);
-void sbx_policy_remove(struct sbx_kernel *k, uint32_t policy_id);
+/* Insert every entry; on any failure remove what was inserted. The keys
+ * are kept, so that the removal deletes exactly them. */
+int sbx_policy_apply(struct sbx_daemon *d, const struct sbx_compiled *c, char **err);
+void sbx_policy_remove(struct sbx_daemon *d, uint32_t policy_id);
+/* The daemon's end: forget the kept keys (the entries stay in force). */
+void sbx_applied_free_all(struct sbx_daemon *d);
 /* The protected set follows the live sessions' policy files. */
 void sbx_protect_sync(struct sbx_daemon *d);
 /* At the daemon's start: what the pinned sbx_protected holds, before the

@@ -387,7 +387,9 @@ int sbx_sessions_adopt(struct sbx_daemon *d)
 		char *path, *err = NULL;
 		size_t l = strlen(de->d_name);
 
-		if (l < 6 || strcmp(de->d_name + l - 5, ".json"))
+		/* policy-N.json: the shared part of sessions' state, read with them */
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json") ||
+		    !strncmp(de->d_name, "policy-", 7))
 			continue;
 		path = sbx_asprintf(SBX_STATE_DIR "/%s", de->d_name);
 		s = sbx_state_load(path);

@@ -169,6 +169,7 @@ struct sbx_daemon {
 	char *cg_root;			/* cgroup2 mount, e.g. /sys/fs/cgroup */
 	struct sbx_session_rt *sessions;
 	struct sbx_pcache *pcache;
+	struct sbx_applied *applied;	/* the keys of the policies this daemon applied */
 	struct sbx_dirwatch *dirwatch;	/* the ways to the cached policies' paths */
 	bool dirwatch_failed;		/* inotify unavailable: always check them */
 	/* what sbx_protected holds (only the daemon writes it): read once at
@@ -183,6 +184,7 @@ struct sbx_daemon {
 	bool stop;
 	uint64_t events_seen, events_lost_reported;
 	unsigned once_ttl_s;		/* how long "approve once" lasts */
+	uint64_t pcache_ttl_ns;		/* how long a compiled policy is kept */
 	uint64_t start_ns[SBX_SP_N];	/* the last session start */
 };
 
