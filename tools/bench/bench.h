@@ -42,7 +42,7 @@ const char *bench_sbx(void);
 
 /* Run argv, stdin and stdout /dev/null (stderr too when quiet); returns
  * the wait status, or -errno if it could not start. */
-int bench_run(char *const argv[], bool quiet);
+int bench_run(char *const argv[], bool quiet, uint64_t *cpu_ns);
 
 /* subcommands, by file */
 int cmd_op(int argc, char **argv);		/* sbxbench_ops.c */

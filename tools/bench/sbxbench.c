@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,8 +127,9 @@ const char *bench_sbx(void)
 	return "bpfsbx";
 }
 
-int bench_run(char *const argv[], bool quiet)
+int bench_run(char *const argv[], bool quiet, uint64_t *cpu_ns)
 {
+	struct rusage ru;
 	int st;
 	pid_t pid = fork();
 
@@ -145,9 +147,13 @@ int bench_run(char *const argv[], bool quiet)
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	while (waitpid(pid, &st, 0) < 0)
+	while (wait4(pid, &st, 0, &ru) < 0)
 		if (errno != EINTR)
 			return -errno;
+	/* the kernel scales utime + stime to the exact runtime of the child
+	 * and of the children it waited for (cputime_adjust) */
+	*cpu_ns += ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+		   ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
 	return st;
 }
 

@@ -4,7 +4,9 @@
  *
  *   op NAME --iters N [--path P]   N iterations of one operation
  *   calibrate NAME --target-ns T   how many iterations take T ns here
- *   spawn [--iters N] -- CMD...    N runs of a command, one after another
+ *   spawn [--iters N] -- CMD...    N runs of a command, one after another; ns
+ *                                  is guest time, cpu_ns the CPU time of the
+ *                                  runs (their instructions, under -icount)
  *   gen --path P --rate R --count N  paced opens (denial events per second)
  *
  * Operations: getppid, open and stat (--path), the same on the guest's
@@ -412,7 +414,7 @@ int cmd_spawn(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{}
 	};
-	uint64_t n = 1, t0, ns;
+	uint64_t n = 1, t0, ns, cpu_ns = 0;
 	bool quiet = false;
 	int c;
 
@@ -429,7 +431,7 @@ int cmd_spawn(int argc, char **argv)
 		return bench_fail("spawn: no command");
 	t0 = bench_now_ns();
 	for (uint64_t i = 0; i < n; i++) {
-		int st = bench_run(argv + optind, quiet);
+		int st = bench_run(argv + optind, quiet, &cpu_ns);
 
 		if (st < 0)
 			return bench_fail("spawn %s: %s", argv[optind], strerror(-st));
@@ -440,8 +442,9 @@ int cmd_spawn(int argc, char **argv)
 					  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	}
 	ns = bench_now_ns() - t0;
-	bench_emit(json_pack("{s:s,s:I,s:I,s:f}", "cmd", argv[optind], "iters", (json_int_t)n,
-			     "ns", (json_int_t)ns, "ns_per_op", (double)ns / (double)n));
+	bench_emit(json_pack("{s:s,s:I,s:I,s:f,s:I}", "cmd", argv[optind], "iters", (json_int_t)n,
+			     "ns", (json_int_t)ns, "ns_per_op", (double)ns / (double)n,
+			     "cpu_ns", (json_int_t)cpu_ns));
 	return 0;
 }
 

@@ -818,19 +818,37 @@ static void section_events(struct out *o)
 	       "drops are allowed if counted: refused = events + event_drops, events = received");
 }
 
+/* CPU time per run of a spawn cell: its instructions, under -icount */
+static bool cell_cpu(json_t *r, double *out)
+{
+	double ns = nget(r, "cpu_ns"), it = nget(r, "iters");
+
+	if (json_object_get(r, "error") || isnan(ns) || isnan(it) || it <= 0)
+		return false;
+	*out = ns / it;
+	return true;
+}
+
+/*
+ * The compile's target is on its CPU time: under sleep=off the guest clock
+ * also jumps while the vCPU idles, as it does on each 9p round trip (the
+ * compile lists the directories it scans for hard links on the rig's 9p
+ * root), and how far it jumps depends on how busy the host is.
+ */
 static void section_policy(struct out *o)
 {
 	static const char *const sizes[] = { "10", "1000", "10000" };
-	char *buf = NULL, a[64], b[64], c[64], d[64], meas[256];
+	char *buf = NULL, a[64], b[64], c[64], d[64], meas[320];
 	size_t len = 0;
 	FILE *f = begin(o, "POLICY", &buf, &len);
-	double compile10k = NAN, host10k = NAN;
+	double compile10k = NAN, wall10k = NAN, host10k = NAN;
 
-	fprintf(f, "| extra rules | total rules | compile (policy compile --dump) | min..max | "
+	fprintf(f, "| extra rules | total rules | compile, CPU time (instructions) | min..max | "
+		   "compile, guest time | min..max | "
 		   "session start (`bpfsbx run -- true`) | min..max | compile natively on the host "
-		   "(wall time) |\n|---|---|---|---|---|---|---|\n");
+		   "(wall time) |\n|---|---|---|---|---|---|---|---|---|\n");
 	for (int s = 0; s < 3; s++) {
-		struct vec cv = {}, sv = {}, hv = {};
+		struct vec cv = {}, ccv = {}, sv = {}, hv = {};
 		json_t *r, *total = NULL;
 		size_t i;
 
@@ -849,38 +867,49 @@ static void section_policy(struct out *o)
 			if ((int)nget(r, "rep") < min_rep("policy") || !cell_value(r, &v))
 				continue;
 			vpush(is(r, "phase", "compile") ? &cv : &sv, v);
+			if (is(r, "phase", "compile") && cell_cpu(r, &v))
+				vpush(&ccv, v);
 		}
-		fmt_ns(a, sizeof(a), vmedian(&cv));
-		fmt_ns(b, sizeof(b), vmin(&cv));
-		fmt_ns(c, sizeof(c), vmax(&cv));
-		fmt_ns(d, sizeof(d), vmedian(&sv));
 		fprintf(f, "| %s | ", sizes[s]);
 		if (json_is_integer(total))
 			fprintf(f, "%lld", (long long)json_integer_value(total));
 		else
 			fprintf(f, "?");
+		fmt_ns(a, sizeof(a), vmedian(&ccv));
+		fmt_ns(b, sizeof(b), vmin(&ccv));
+		fmt_ns(c, sizeof(c), vmax(&ccv));
+		fprintf(f, " | %s | %s..%s", a, b, c);
+		fmt_ns(a, sizeof(a), vmedian(&cv));
+		fmt_ns(b, sizeof(b), vmin(&cv));
+		fmt_ns(c, sizeof(c), vmax(&cv));
+		fmt_ns(d, sizeof(d), vmedian(&sv));
 		fprintf(f, " | %s | %s..%s | %s", a, b, c, d);
 		fmt_ns(b, sizeof(b), vmin(&sv));
 		fmt_ns(c, sizeof(c), vmax(&sv));
 		fmt_ns(a, sizeof(a), vmedian(&hv));
 		fprintf(f, " | %s..%s | %s |\n", b, c, a);
-		if (s == 2)
-			host10k = vmedian(&hv);
-		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:O?,s:o,s:f,s:o,s:f,s:o,s:f}",
+		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:O?,s:o,s:f,s:o,s:f,s:o,s:f,s:o,s:f}",
 			"section", "policy", "extra_rules", sizes[s], "total_rules", total,
+			"compile_cpu_ns", vjson(&ccv), "median_compile_cpu_ns", vmedian(&ccv),
 			"compile_ns", vjson(&cv), "median_compile_ns", vmedian(&cv),
 			"session_start_ns", vjson(&sv), "median_session_start_ns", vmedian(&sv),
 			"host_compile_wall_ns", vjson(&hv), "median_host_compile_wall_ns", vmedian(&hv)));
-		if (s == 2)
-			compile10k = vmedian(&cv);
+		if (s == 2) {
+			compile10k = vmedian(&ccv);
+			wall10k = vmedian(&cv);
+			host10k = vmedian(&hv);
+		}
 		vfree(&hv);
 		vfree(&cv);
+		vfree(&ccv);
 		vfree(&sv);
 	}
 	end(o, f, &buf);
 	fmt_ns(a, sizeof(a), compile10k);
-	fmt_ns(b, sizeof(b), host10k);
-	snprintf(meas, sizeof(meas), "%s of guest instructions (natively on the host: %s)", a, b);
+	fmt_ns(b, sizeof(b), wall10k);
+	fmt_ns(c, sizeof(c), host10k);
+	snprintf(meas, sizeof(meas), "%s of the compile's instructions (guest time with the rig's "
+		 "9p waits: %s; natively on the host: %s)", a, b, c);
 	target(o, "compile of 10,000 rules", meas, "< 1 s", isnan(compile10k) ? -1 :
 	       compile10k < 1e9, NULL);
 }
