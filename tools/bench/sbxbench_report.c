@@ -286,9 +286,10 @@ static const char *const op_desc[] = {
 };
 #define N_OPS (sizeof(op_names) / sizeof(op_names[0]))
 
-static const char *const conds[] = { "A", "B", "C", "C10", "D", "L" };
+static const char *const conds[] = { "N", "A", "B", "C", "C10", "D", "L" };
 static const char *const cond_desc[] = {
-	"bpfsbx not loaded (links detached)",
+	"nothing of bpfsbx loaded (measured before the daemon starts)",
+	"bpfsbx's links detached (the daemon and its cgroup programs stay)",
 	"loaded, process outside any session",
 	"in a session, agent-default",
 	"in a session, agent-default + 10 generated rules",
@@ -297,23 +298,40 @@ static const char *const cond_desc[] = {
 };
 #define N_CONDS (sizeof(conds) / sizeof(conds[0]))
 
+/*
+ * What the overheads are taken over: N, nothing loaded, where the run has
+ * it; runs before N existed have only A, the links detached.
+ */
+static const char *base_cond(void)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(raw, i, r)
+		if (is(r, "section", "ops") && is(r, "cond", "N"))
+			return "N";
+	return "A";
+}
+
 static void section_ops(struct out *o)
 {
 	char *buf = NULL, *b2 = NULL;
 	size_t len = 0, l2 = 0;
 	FILE *f = begin(o, "OPS", &buf, &len);
+	const char *z = base_cond();
 	char t[64], m[96];
 
-	fprintf(f, "| operation | A: ns/op | B/A outside | C/A agent-default | C10/A +10 rules | "
-		   "D/A +10,000 rules | D/C10 10,000 vs 10 |\n|---|---|---|---|---|---|---|\n");
+	fprintf(f, "| operation | %s: ns/op | A/%s links detached | B/%s outside | C/%s agent-default | "
+		   "C10/%s +10 rules | D/%s +10,000 rules | D/C10 10,000 vs 10 |\n"
+		   "|---|---|---|---|---|---|---|---|\n", z, z, z, z, z, z);
 	for (size_t i = 0; i < N_OPS; i++) {
 		struct vec a = {}, r = {};
 
-		cell_samples("ops", "cond", "A", op_names[i], &a);
+		cell_samples("ops", "cond", z, op_names[i], &a);
 		fmt_ns(t, sizeof(t), vmedian(&a));
 		fprintf(f, "| %s | %s", op_names[i], t);
-		for (size_t c = 1; c < 5; c++) {
-			cell_ratios("ops", "cond", conds[c], "A", op_names[i], &r);
+		for (size_t c = 1; c < 6; c++) {
+			cell_ratios("ops", "cond", conds[c], z, op_names[i], &r);
 			fmt_ratio(m, sizeof(m), &r);
 			fprintf(f, " | %s", m);
 			vfree(&r);
@@ -361,15 +379,16 @@ static void section_ops(struct out *o)
 				    is(rr, "op", op_names[i]))
 					json_array_append(raw_s, rr);
 			cell_samples("ops", "cond", conds[c], op_names[i], &s);
-			cell_ratios("ops", "cond", conds[c], "A", op_names[i], &r);
+			cell_ratios("ops", "cond", conds[c], z, op_names[i], &r);
 			json_array_append_new(o->cells, json_pack(
-				"{s:s,s:s,s:s,s:s,s:s,s:o,s:f,s:f,s:f,s:o,s:f,s:f,s:f,s:o}",
+				"{s:s,s:s,s:s,s:s,s:s,s:o,s:f,s:f,s:f,s:s,s:o,s:f,s:f,s:f,s:o}",
 				"section", "overhead", "op", op_names[i], "op_desc", op_desc[i],
 				"cond", conds[c], "cond_desc", cond_desc[c],
 				"ns_per_op", vjson(&s), "median_ns_per_op", vmedian(&s),
 				"min_ns_per_op", vmin(&s), "max_ns_per_op", vmax(&s),
-				"ratio_to_A", vjson(&r), "median_ratio_to_A", vmedian(&r),
-				"min_ratio_to_A", vmin(&r), "max_ratio_to_A", vmax(&r),
+				"baseline", z,
+				"ratio", vjson(&r), "median_ratio", vmedian(&r),
+				"min_ratio", vmin(&r), "max_ratio", vmax(&r),
 				"raw", raw_s));
 			vfree(&s);
 			vfree(&r);
@@ -381,12 +400,12 @@ static void section_ops(struct out *o)
 
 		if (!strcmp(op_names[i], "getppid"))
 			continue;	/* the control */
-		cell_ratios("ops", "cond", "B", "A", op_names[i], &b);
-		snprintf(name, sizeof(name), "outside a session, %s (B/A)", op_names[i]);
+		cell_ratios("ops", "cond", "B", z, op_names[i], &b);
+		snprintf(name, sizeof(name), "outside a session, %s (B/%s)", op_names[i], z);
 		fmt_ratio(meas, sizeof(meas), &b);
 		target(o, name, meas, "<= +1%", b.n ? vmedian(&b) <= 1.01 : -1, NULL);
-		cell_ratios("ops", "cond", "C", "A", op_names[i], &c);
-		snprintf(name, sizeof(name), "confined %s, agent-default (C/A)", op_names[i]);
+		cell_ratios("ops", "cond", "C", z, op_names[i], &c);
+		snprintf(name, sizeof(name), "confined %s, agent-default (C/%s)", op_names[i], z);
 		fmt_ratio(meas, sizeof(meas), &c);
 		target(o, name, meas, "<= +5%", c.n ? vmedian(&c) <= 1.05 : -1, NULL);
 		if (i < 5) {
@@ -412,6 +431,7 @@ static void section_outside(struct out *o)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = begin(o, "OUTSIDE", &buf, &len);
+	const char *z = base_cond();
 	double floor_ns = NAN;
 	json_t *c;
 	size_t k;
@@ -421,8 +441,9 @@ static void section_outside(struct out *o)
 		if (is(c, "section", "profile") && is(c, "cond", "B") &&
 		    (isnan(floor_ns) || nget(c, "ns_per_run") < floor_ns))
 			floor_ns = nget(c, "ns_per_run");
-	fprintf(f, "| operation | A: ns/op | B - A: ns/op | programs: runs per op | programs: "
-		   "ns per op | trampoline and dispatch: ns per op |\n|---|---|---|---|---|---|\n");
+	fprintf(f, "| operation | %s: ns/op | B - %s: ns/op | programs: runs per op | programs: "
+		   "ns per op | trampoline, dispatch and the rest: ns per op |\n"
+		   "|---|---|---|---|---|---|\n", z, z);
 	for (size_t i = 0; i < N_OPS; i++) {
 		struct vec a = {}, b = {};
 		double runs = 0, prog = 0, d;
@@ -430,7 +451,7 @@ static void section_outside(struct out *o)
 
 		if (!strcmp(op_names[i], "getppid") || !strncmp(op_names[i], "stat", 4))
 			continue;
-		cell_samples("ops", "cond", "A", op_names[i], &a);
+		cell_samples("ops", "cond", z, op_names[i], &a);
 		cell_samples("ops", "cond", "B", op_names[i], &b);
 		json_array_foreach(o->cells, k, c)
 			if (is(c, "section", "profile") && is(c, "cond", "B") && is(c, "op", op_names[i])) {
@@ -443,8 +464,8 @@ static void section_outside(struct out *o)
 		fmt_ns(tp, sizeof(tp), runs > 0 ? prog : NAN);
 		fmt_ns(tr, sizeof(tr), runs > 0 ? d - prog : NAN);
 		fprintf(f, "| %s | %s | %s | %.2f | %s | %s |\n", op_names[i], ta, td, runs, tp, tr);
-		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:f,s:f,s:f,s:f}", "section",
-			"outside", "op", op_names[i], "b_minus_a_ns", d, "program_runs_per_op", runs,
+		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f}", "section",
+			"outside", "op", op_names[i], "baseline", z, "b_minus_base_ns", d, "program_runs_per_op", runs,
 			"program_ns_per_op", prog, "rest_ns_per_op", d - prog));
 		vfree(&a);
 		vfree(&b);
@@ -1072,6 +1093,7 @@ static int count(const char *section, const char *key, const char *val)
 static int check(void)
 {
 	struct { const char *name, *section, *key, *val; int want; } s[] = {
+		{ "overhead", "ops", "cond", "N", 5 },
 		{ "overhead", "ops", "cond", "A", 5 },
 		{ "overhead", "ops", "cond", "B", 5 },
 		{ "overhead", "ops", "cond", "C", 5 },
