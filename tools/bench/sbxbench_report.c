@@ -147,14 +147,20 @@ static int min_rep(const char *section)
 }
 
 /* ns per iteration of one cell */
-static bool cell_value(json_t *r, double *out)
+/* one run's value of KEY (ns, or cpu_ns of a spawn cell): the total over its iterations */
+static bool cell_per_iter(json_t *r, const char *key, double *out)
 {
-	double ns = nget(r, "ns"), it = nget(r, "iters");
+	double ns = nget(r, key), it = nget(r, "iters");
 
 	if (json_object_get(r, "error") || isnan(ns) || isnan(it) || it <= 0)
 		return false;
 	*out = ns / it;
 	return true;
+}
+
+static bool cell_value(json_t *r, double *out)
+{
+	return cell_per_iter(r, "ns", out);
 }
 
 /* value of (section, KEY=val, rep) */
@@ -839,17 +845,6 @@ static void section_events(struct out *o)
 	       "drops are allowed if counted: refused = events + event_drops, events = received");
 }
 
-/* CPU time per run of a spawn cell: its instructions, under -icount */
-static bool cell_cpu(json_t *r, double *out)
-{
-	double ns = nget(r, "cpu_ns"), it = nget(r, "iters");
-
-	if (json_object_get(r, "error") || isnan(ns) || isnan(it) || it <= 0)
-		return false;
-	*out = ns / it;
-	return true;
-}
-
 /*
  * The compile's target is on its CPU time: under sleep=off the guest clock
  * also jumps while the vCPU idles, as it does on each 9p round trip (the
@@ -888,7 +883,7 @@ static void section_policy(struct out *o)
 			if ((int)nget(r, "rep") < min_rep("policy") || !cell_value(r, &v))
 				continue;
 			vpush(is(r, "phase", "compile") ? &cv : &sv, v);
-			if (is(r, "phase", "compile") && cell_cpu(r, &v))
+			if (is(r, "phase", "compile") && cell_per_iter(r, "cpu_ns", &v))
 				vpush(&ccv, v);
 		}
 		fprintf(f, "| %s | ", sizes[s]);
