@@ -119,6 +119,18 @@ $(PAGE_OBJ): $(PAGE_GEN) user/dashboard/dashboard_assets.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
+# doctor's "known limits" are docs/LIMITS.md's, generated: one source
+LIMITS_GEN := $(BUILD)/gen/limits.c
+PAGE_OBJ   += $(BUILD)/gen/limits.o
+$(LIMITS_GEN): docs/LIMITS.md tools/gen/limits.awk
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)awk -f tools/gen/limits.awk docs/LIMITS.md >$@
+
+$(BUILD)/gen/limits.o: $(LIMITS_GEN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+
 # Headers are dependencies through -MMD -MP: touching one rebuilds only
 # what includes it. The skeleton (which needs clang and bpftool) is a
 # dependency only of the sources that include it.
@@ -203,12 +215,15 @@ $(BUILD)/fuzzobj/%.o: %.c
 	$(call msg,CC-FUZZ,$@)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_OBJ_FLAGS) -DSBX_FUZZ -Wall -Wno-unused-parameter -MMD -MP -c $< -o $@
 $(BUILD)/fuzzobj/gen/dashboard_assets.o: $(PAGE_GEN)
+$(BUILD)/fuzzobj/gen/limits.o: $(LIMITS_GEN)
+$(BUILD)/fuzzobj/gen/dashboard_assets.o $(BUILD)/fuzzobj/gen/limits.o:
 	@mkdir -p $(@D)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_OBJ_FLAGS) -c $< -o $@
 $(call obj,$(SKEL_USERS),fuzzobj): $(BUILD)/bpfsbx.skel.h
 
-$(BUILD)/fuzz/%: tools/fuzz/%.c $(call obj,$(LIB_SRCS),fuzzobj) $(BUILD)/fuzzobj/gen/dashboard_assets.o
+$(BUILD)/fuzz/%: tools/fuzz/%.c $(call obj,$(LIB_SRCS),fuzzobj) $(BUILD)/fuzzobj/gen/dashboard_assets.o \
+		$(BUILD)/fuzzobj/gen/limits.o
 	@mkdir -p $(@D)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_FLAGS) -DSBX_FUZZ -Wall -Wno-unused-parameter -o $@ $^ $(LIBS)
