@@ -223,3 +223,29 @@ test_approval_after_another_session_of_the_project_ended() {
 	[ "$(tried 2)" = "OK" ] || fail "retry after approval: $(tried 2)"
 	wait $STEPPER || true
 }
+
+# An ask reaches the program as EPERM, exactly like a deny. The terminal the
+# session was started from is told that a person is asked: one line per
+# request, not per retry; and nothing is written where stderr is not a
+# terminal (a log file stays the program's own).
+test_the_sessions_terminal_is_told_once_per_request() {
+	aws_fixture
+	rm -f /tmp/esc-tty.out /tmp/esc-notty.err
+	# the session waits (up to 10 s) until the line is on its terminal:
+	# the daemon writes it after the request, and script's pty is gone
+	# once the session ends
+	as_user script -qfec "$SBX run --policy $POL/ask.yaml --project $PROJ -- sh -c '
+		$SBXT open-loop $THOME/.aws/credentials 20
+		for i in \$(seq 100); do grep -q \"waiting for a person\" /tmp/esc-tty.out && break; sleep 0.1; done'" \
+		/tmp/esc-tty.out </dev/null >/dev/null || true
+	id=$(one_pending)
+	grep -q "EPERM 20 OK 0" /tmp/esc-tty.out || fail "the loop: $(cat /tmp/esc-tty.out)"
+	n=$(grep -c "bpfsbx: request $id is waiting for a person's decision: read $THOME/.aws/credentials" \
+		/tmp/esc-tty.out || true)
+	[ "$n" = 1 ] || fail "told $n times, want 1: $(cat -v /tmp/esc-tty.out)"
+
+	aws_fixture
+	in_session $POL/ask.yaml $SBXT open $THOME/.aws/credentials >/dev/null 2>/tmp/esc-notty.err || true
+	one_pending >/dev/null
+	! grep -q "waiting for a person" /tmp/esc-notty.err || fail "told a file: $(cat /tmp/esc-notty.err)"
+}

@@ -109,7 +109,9 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 
 	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "run", "policy_path", policy, "project",
 			project, "home", getenv("HOME") ? getenv("HOME") : "");
-	rc = sbx_ctl_call(req, &reply, &err);
+	/* the daemon says on this terminal when the session asks a person
+	 * (this process becomes CMD and cannot say it later) */
+	rc = sbx_ctl_call_fd(req, isatty(STDERR_FILENO) ? STDERR_FILENO : -1, &reply, &err);
 	json_decref(req);
 	if (rc == -ENOENT || rc == -ECONNREFUSED) {
 		*no_daemon = true;

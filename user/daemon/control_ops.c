@@ -20,6 +20,7 @@
 #include "lib/log.h"
 #include "user/daemon/control_client.h"
 #include "user/daemon/control_ops.h"
+#include "user/daemon/notice.h"
 #include "user/daemon/events.h"
 #include "user/daemon/learned.h"
 #include "user/daemon/policy_cache.h"
@@ -167,6 +168,7 @@ static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json
 	}
 	sbx_info("session %s started for pid %d uid %u (%s)", s->name, (int)c->pid, c->uid,
 		 s->policy_path);
+	sbx_notice_adopt(s, c->passed_fd);	/* run's stderr, when a terminal */
 	if (d->embedded && !d->embedded_child)
 		d->embedded_child = c->pid;
 	return with_diags(json_pack("{s:b,s:s,s:I,s:s,s:I}", "ok", 1, "session", s->name, "cgid",
@@ -351,7 +353,8 @@ static const struct sbx_ctl_op ops[] = {
 	  "the names the caller's live sessions (root: all) learned an address from",
 	  "`{\"ok\":true,\"names\":[{session,name,addr,expires_in_s}]}`" },
 	{ "run", op_run, SBX_CTL_OUTSIDE, run_args,
-	  "start a session and move the caller's process into it",
+	  "start a session and move the caller's process into it; a terminal that comes "
+	  "along as SCM_RIGHTS (run's stderr) gets one line per request the session files",
 	  "`{\"ok\":true,\"session\",\"cgid\",\"project\",\"diagnostics\"?}`; the caller is in the "
 	  "session's cgroup when the reply arrives" },
 	{ "submit", op_submit, SBX_CTL_INSIDE, submit_args,

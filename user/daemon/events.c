@@ -21,6 +21,7 @@
 #include "user/daemon/learned.h"
 #include "user/daemon/grants.h"
 #include "user/daemon/journal.h"
+#include "user/daemon/notice.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
@@ -334,12 +335,36 @@ static json_t *event_request(const struct sbx_session_rt *s, const struct sbx_ev
 	return req;
 }
 
+/*
+ * File req (taken) as a new request of s, remembered under key (taken) so
+ * that repeats of the same ask fold into it, and tell the terminal the
+ * session was started from (notice.c).
+ */
+static void file_request(struct sbx_session_rt *s, char *key, json_t *req)
+{
+	char *id = NULL, *err = NULL;
+
+	if (sbx_queue_submit(s->queue, req, &id, &err)) {
+		sbx_warn("session %s: writing a request: %s", s->name, err ? err : "?");
+		free(err);
+		free(key);
+		json_decref(req);
+		return;
+	}
+	sbx_notice_request(s, id, req);
+	json_decref(req);
+	s->pending = sbx_realloc_array(s->pending, s->n_pending + 1, sizeof(*s->pending));
+	s->pending[s->n_pending++] = (struct sbx_pending_rt){
+		.key = key, .id = id, .count = 1, .flushed = 1, .last_flush_ns = sbx_boot_ns(),
+	};
+	sbx_session_add_request(s, id);
+}
+
 static void escalate(struct sbx_daemon *d, struct sbx_session_rt *s, const struct sbx_event *e,
 		     const char *object)
 {
 	struct sbx_pending_rt *p;
-	char *key = dedup_key(e), *id = NULL, *err = NULL;
-	json_t *req;
+	char *key = dedup_key(e);
 
 	if (!s->queue) {
 		free(key);
@@ -357,22 +382,7 @@ static void escalate(struct sbx_daemon *d, struct sbx_session_rt *s, const struc
 		free(key);
 		return;
 	}
-	req = event_request(s, e, object);
-	if (sbx_queue_submit(s->queue, req, &id, &err)) {
-		sbx_warn("session %s: writing a request: %s", s->name, err ? err : "?");
-		free(err);
-		free(key);
-		json_decref(req);
-		return;
-	}
-	json_decref(req);
-	s->pending = realloc(s->pending, (s->n_pending + 1) * sizeof(*s->pending));
-	if (!s->pending)
-		abort();
-	s->pending[s->n_pending++] = (struct sbx_pending_rt){
-		.key = key, .id = id, .count = 1, .flushed = 1, .last_flush_ns = sbx_boot_ns(),
-	};
-	sbx_session_add_request(s, id);
+	file_request(s, key, event_request(s, e, object));
 }
 
 /* Write the folded repeat counts; forget entries whose request was
@@ -718,7 +728,7 @@ static void dns_fold_close(struct sbx_daemon *d, struct dns_fold *f)
 static void escalate_host(struct sbx_session_rt *s, const char *name, uint32_t rule_id,
 			  pid_t pid)
 {
-	char *key = sbx_asprintf("host:%s", name), *id = NULL, *err = NULL;
+	char *key = sbx_asprintf("host:%s", name);
 	struct sbx_pending_rt *p = pending_find(s, key);
 	json_t *req, *proc;
 
@@ -743,19 +753,7 @@ static void escalate_host(struct sbx_session_rt *s, const char *name, uint32_t r
 	req = json_pack("{s:s,s:s,s:s,s:i,s:o,s:{s:s},s:o}", "kind", "host", "session", s->name,
 			"project", s->project, "count", 1, "process", proc, "object", "host", name,
 			"rule", rule_json(s, rule_id, SBX_V_ASK));
-	if (sbx_queue_submit(s->queue, req, &id, &err)) {
-		sbx_warn("session %s: writing a request: %s", s->name, err ? err : "?");
-		free(err);
-		free(key);
-		json_decref(req);
-		return;
-	}
-	json_decref(req);
-	s->pending = sbx_realloc_array(s->pending, s->n_pending + 1, sizeof(*s->pending));
-	s->pending[s->n_pending++] = (struct sbx_pending_rt){
-		.key = key, .id = id, .count = 1, .flushed = 1, .last_flush_ns = sbx_boot_ns(),
-	};
-	sbx_session_add_request(s, id);
+	file_request(s, key, req);
 }
 
 void sbx_events_dns(struct sbx_daemon *d, struct sbx_session_rt *s, const char *name,

@@ -12,6 +12,7 @@
 #include "lib/alloc.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
+#include "user/daemon/notice.h"
 #include "user/daemon/state.h"
 
 bool sbx_pid_in_session(pid_t pid, char *name, size_t len)
@@ -148,6 +149,7 @@ void sbx_session_free(struct sbx_session_rt *s)
 		sbx_audit_close(s->audit);
 	if (s->queue)
 		sbx_queue_close(s->queue);
+	sbx_notice_close(s);
 	free(s);
 }
 

@@ -124,6 +124,7 @@ struct sbx_session_rt {
 	struct sbx_queue *queue;
 	struct sbx_audit *audit;
 	int events_wd, done_wd;
+	int notice_fd;		/* run's terminal (notice.c); 0: none (a dup is >= 3) */
 	bool dirty;		/* the saved state is behind: sbx_state_flush() */
 	/* names: host rules and DNS settings (names.hosts, names.dns,
 	 * names.hdr.net_default), the JSON they came as */
