@@ -31,32 +31,11 @@ static const char *const events[][2] = {
 	{ "stop", NULL },
 };
 
-/* No network from a fuzzer: names get a documentation address, names
- * starting with "x" do not resolve. */
-static int fake_resolve(const char *host, struct sbx_addr **out, size_t *n, void *ctx)
-{
-	(void)ctx;
-	*out = NULL;
-	*n = 0;
-	if (host[0] == 'x')
-		return 2;
-	*out = calloc(1, sizeof(**out));
-	if (!*out)
-		return 12;
-	(*out)[0].family = AF_INET;
-	(*out)[0].addr[0] = 192;
-	(*out)[0].addr[1] = 0;
-	(*out)[0].addr[2] = 2;
-	(*out)[0].addr[3] = (uint8_t)sbx_hash_name(host, strlen(host));
-	*n = 1;
-	return 0;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	sbx_conn_resolver = fake_resolve;
+	sbx_conn_resolver = fuzz_resolve;
 	policy = fuzz_project("fuzz-hook", project, sizeof(project));
 	return 0;
 }

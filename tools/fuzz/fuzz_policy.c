@@ -14,41 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "policy/policy.h"
+#include "tools/fuzz/fuzz_project.h"
 
 static char home[256], project[256], resolv[256], shipped[4096];
 static FILE *devnull;
-
-/* Deterministic fake DNS: most names get one or two documentation
- * addresses, names starting with "x" do not resolve. */
-static int fake_resolve(const char *host, struct sbx_addr **out, size_t *n, void *ctx)
-{
-	uint64_t h = sbx_hash_name(host, strlen(host));
-
-	(void)ctx;
-	*out = NULL;
-	*n = 0;
-	if (host[0] == 'x')
-		return 2;
-	*out = calloc(2, sizeof(**out));
-	if (!*out)
-		return 12;
-	(*out)[0].family = AF_INET;
-	(*out)[0].addr[0] = 192;
-	(*out)[0].addr[1] = 0;
-	(*out)[0].addr[2] = 2;
-	(*out)[0].addr[3] = (uint8_t)h;
-	*n = 1;
-	if (h & 0x100) {
-		(*out)[1].family = AF_INET6;
-		(*out)[1].addr[0] = 0x20;
-		(*out)[1].addr[1] = 0x01;
-		(*out)[1].addr[2] = 0x0d;
-		(*out)[1].addr[3] = 0xb8;
-		(*out)[1].addr[15] = (uint8_t)(h >> 16);
-		*n = 2;
-	}
-	return 0;
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -96,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.home = home,
 		.project = project,
 		.shipped_dir = shipped[0] ? shipped : NULL,
-		.resolve = fake_resolve,
+		.resolve = fuzz_resolve,
 		.resolv_conf = resolv,
 		.hardlink_scan_max = 200,
 	};
