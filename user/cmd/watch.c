@@ -229,15 +229,16 @@ static void print_new(struct watch *w)
 		{
 			/* the request is carried whole; what a screen would have
 			 * escaped is counted for the reader too */
-			struct watch_text t;
+			struct sbx_render r;
 			char *warn;
 
-			watch_text_build(&t, w->items[i].req, 0);
-			warn = watch_text_warning(&t);
+			sbx_render_request(w->items[i].req, w->nq > 1 ? w->items[i].w->dir : NULL, &r);
+			warn = sbx_render_warning(&r.c);
 			if (warn)
 				json_object_set_new(j, "warning", json_string(warn));
+			json_object_set_new(j, "render", sbx_render_json(&r));
 			free(warn);
-			watch_text_free(&t);
+			sbx_render_free(&r);
 		}
 		emit_json(j);
 	}
@@ -499,10 +500,10 @@ static size_t handle_keys(struct watch *w, const char *buf, size_t n)
 			watch_scroll(w, -1);
 			break;
 		case 'o': case 's': case 'a':
-			if (!w->end_seen || !w->n || !w->view_id ||
+			/* armed by the last draw, of this request, at this size */
+			if (!w->armed || !w->n || !w->view_id ||
 			    strcmp(w->view_id, str(w->items[w->sel].req, "id") ?: "")) {
-				set_status(w, "The request is longer than the screen: read it to the "
-					   "end (space) before approving.");
+				set_status(w, "Not approved: scroll to the end to arm approve (space).");
 				break;
 			}
 			key_decide(w, c);
@@ -782,6 +783,8 @@ out:
 	free(w.qs);
 	free(w.status);
 	free(w.view_id);
+	free(w.view_doc);
+	free(w.seen_bytes);
 	free(w.output);
 	if (w.ifd >= 0)
 		close(w.ifd);

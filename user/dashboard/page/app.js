@@ -132,11 +132,6 @@
     }
   }
 
-  function cmdline(a) {
-    if (!Array.isArray(a)) return '';
-    return a.map((s) => (/[\s"'\\]/.test(String(s)) || s === '' ? JSON.stringify(String(s)) : String(s))).join(' ');
-  }
-
   function ctxRow(dl, label, value, opts = {}) {
     if (value === undefined || value === null || value === '') return;
     dl.append(el('dt', {}, label));
@@ -155,44 +150,28 @@
   function renderRequest(w) {
     const req = w.request;
     const isCmd = req.kind === 'command';
-    const p = req.process || {};
-    const r = req.rule || null;
     const card = el('article', { class: 'req', 'data-id': req.id, tabindex: '0' });
     const cd = countdown(req.deadline);
     const cdEl = el('span', { class: 'countdown ' + cd.cls, 'data-deadline': req.deadline || '' }, cd.text);
+    // The request as watch shows it: rendered by the dashboard (queue/render.c,
+    // the one rule for both), put here as text only. Without it the page
+    // cannot tell what it would approve, and offers only the denial.
+    const rd = w.render;
     card.append(el('div', { class: 'head' },
       el('span', { class: 'kind' }, visible(req.kind)),
-      el('span', { class: 'what' }, visible(isCmd ? 'run: ' + (req.object || {}).command : (w.what || objectWords(req)))),
+      el('span', { class: 'what' }, rd ? (isCmd ? 'run: ' : '') + rd.summary : '(not rendered)'),
       req.count > 1 ? el('span', { class: 'repeats' }, `\u00d7${req.count}`) : null,
       cdEl));
     const dl = el('dl', { class: 'ctx' });
-    ctxRow(dl, 'request', req.id);
-    ctxRow(dl, 'project', w.project || req.project);
-    ctxRow(dl, 'session', req.session);
-    if (isCmd) {
-      ctxRow(dl, 'command', (req.object || {}).command, { pre: true });
-      ctxRow(dl, 'runs in', (req.object || {}).cwd || '(the project directory)');
-    } else {
-      ctxRow(dl, 'object', objectWords(req));
-      if (req.object && req.object.op) ctxRow(dl, 'operation', req.object.op);
+    for (const [label, text] of rd ? rd.fields : []) {
+      dl.append(el('dt', {}, label));
+      if (label === 'command') dl.append(el('dd', { 'data-field': label }, el('pre', { class: 'command' }, text)));
+      else dl.append(el('dd', { 'data-field': label }, text));
     }
-    if (p && Object.keys(p).length) {
-      ctxRow(dl, 'process', `pid ${p.pid ?? '?'}  uid ${p.uid ?? '?'}  comm ${p.comm ?? '?'}`);
-      ctxRow(dl, 'exe', p.exe);
-      ctxRow(dl, 'cmdline', cmdline(p.cmdline));
-      ctxRow(dl, 'cwd', p.cwd);
-    }
-    if (r) {
-      ctxRow(dl, 'rule', `${r.pattern ?? '?'} -> ${r.verdict ?? '?'}${r.source ? '  (' + r.source + ')' : ''}`);
-      ctxRow(dl, 'reason', r.reason);
-    } else {
-      ctxRow(dl, 'rule', '(none given)');
-    }
-    ctxRow(dl, "agent's reason", req.agent_reason);
-    ctxRow(dl, 'origin', req.origin);
     ctxRow(dl, 'asked', `${when(req.created)}  (count ${req.count ?? 1})`);
     ctxRow(dl, 'deadline', when(req.deadline));
     card.append(dl);
+    if (!rd || rd.warning) card.append(el('p', { class: 'warning' }, rd ? rd.warning : 'this request could not be rendered: it cannot be approved here'));
 
     const note = el('input', { class: 'note', type: 'text', placeholder: 'note for a denial (optional)', maxlength: '2000', 'aria-label': 'note' });
     const status = el('p', { class: 'status' });
@@ -202,7 +181,9 @@
       return b;
     };
     const acts = el('div', { class: 'actions' });
-    if (isCmd) {
+    if (!rd) {
+      // nothing to approve that a person could have read
+    } else if (isCmd) {
       acts.append(btn('Run it once here (o)', 'approve', 'o', () => decide(req.id, 'approve', 'once', note)));
     } else {
       acts.append(btn('Approve once (o)', 'approve', 'o', () => decide(req.id, 'approve', 'once', note)),
