@@ -232,7 +232,7 @@ static void print_new(struct watch *w)
 			struct sbx_render r;
 			char *warn;
 
-			sbx_render_request(w->items[i].req, w->nq > 1 ? w->items[i].w->dir : NULL, &r);
+			sbx_render_request(w->items[i].req, w->items[i].w->dir, &r);
 			warn = sbx_render_warning(&r.c);
 			if (warn)
 				json_object_set_new(j, "warning", json_string(warn));
@@ -735,7 +735,9 @@ static int cmd_watch(int argc, char **argv)
 		    S_ISDIR(st.st_mode))
 			fl = SBX_Q_CREATE;
 		free(sbx);
-		w.qs[k].dir = strdup(dir);
+		/* shown as the project of its requests: the same absolute path
+		 * the dashboard shows */
+		w.qs[k].dir = realpath(dir, NULL) ?: strdup(dir);
 		w.qs[k].q = sbx_queue_open(dir, fl, (uid_t)-1, (gid_t)-1, &err);
 		if (!w.qs[k].q) {
 			fprintf(stderr, "bpfsbx watch: %s\n", err ? err : dir);

@@ -249,7 +249,7 @@ static void draw_request(struct watch *w, struct screen *s, size_t width, const 
 	size_t *base;
 	char *warn;
 
-	sbx_render_request(req, w->nq > 1 ? w->items[w->sel].w->dir : NULL, &r);
+	sbx_render_request(req, w->items[w->sel].w->dir, &r);
 	base = calloc(r.n + 1, sizeof(*base));
 	if (!base)
 		abort();
