@@ -257,7 +257,7 @@ export const tests = {
   // `bpfsbx watch --lines`, another process), the warning with its counts
   // before the buttons, and nothing raw.
   async 'dashboard: hostile requests are shown by the one rule of watch, with the same warning'() {
-    await withDashboard('dash-hostile', async (p, d) => withBrowser({}, async (b) => {
+    await withDashboard('dash-hostile', async (p, d) => withBrowser({ viewport: { width: 1280, height: 500 } }, async (b) => {
       const ids = [submit(p.dir, hostileCommand(p.dir)), submit(p.dir, hostileFile())];
       const rd = renderings(p.dir);
       await openPage(b, d);
@@ -298,6 +298,33 @@ export const tests = {
         assert(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff\u00a0]|[\u{e0000}-\u{e007f}]/u.test(seen.text),
           'a control, bidi or invisible character reached the page unescaped');
       }
+      // The 62-line command is taller than the window: its approve button
+      // arms only once every part of it has been in the window
+      const cmd = cardSel(ids[0]);
+      const armed = () => b.page.evaluate((sel) => !document.querySelector(`${sel} button[data-key="o"]`).disabled, cmd);
+      assert(!(await armed()), 'approve is armed before the command was scrolled through');
+      assert(await b.page.isVisible(`${cmd} p.arm`), 'no hint that approve waits');
+      await b.page.keyboard.press('o');
+      await sleep(300);
+      assert(exists(path.join(pendingDir(p.dir), ids[0] + '.json')), 'the key o approved an unread command');
+      assert((await b.page.textContent(`${cmd} .status`)).includes('scroll through the whole request'), 'no refusal shown');
+      // jumping to the buttons skips the middle: still not armed
+      await b.page.evaluate((sel) => document.querySelector(`${sel} .actions`).scrollIntoView({ block: 'end' }), cmd);
+      await sleep(400);
+      assert(!(await armed()), 'armed by a jump to the buttons');
+      // reading it down, a bit less than a window at a time
+      await b.page.evaluate((sel) => document.querySelector(sel).scrollIntoView({ block: 'start' }), cmd);
+      let steps = 0;
+      while (!(await armed()) && steps++ < 40) {
+        await b.page.evaluate(() => window.scrollBy(0, window.innerHeight * 0.8));
+        await sleep(150);
+      }
+      assert(await armed(), 'never armed after scrolling through');
+      assert(steps >= 2, `armed after ${steps} step(s) of a window: the command fits?`);
+      await b.page.click(`${cmd} button[data-key="o"]`);
+      await until('the command approved', () => exists(path.join(doneDir(p.dir), ids[0] + '.json')), 30000);
+      assert(readDone(p.dir, ids[0]).decision.verdict === 'approve', 'not approved');
+
       // the API gives the same rendering the page used
       const r = await request(d, 'GET', '/api/requests?state=pending', { headers: auth(d) });
       for (const w of r.json.requests) {

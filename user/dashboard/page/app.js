@@ -191,7 +191,13 @@
         btn('Always (a)', 'approve', 'a', () => decide(req.id, 'approve', 'always', note)));
     }
     acts.append(btn('Deny (d)', 'deny', 'd', () => decide(req.id, 'deny', null, note)), note);
-    card.append(acts, status);
+    // the approve buttons arm once every part of the request above them
+    // has been in the window (armSeen), as watch's keys do
+    const hint = el('p', { class: 'arm' }, 'scroll through the whole request to arm approve');
+    card.seen = [];
+    card.armed = false;
+    for (const b of acts.querySelectorAll('button.approve')) b.disabled = true;
+    card.append(hint, acts, status);
     card.addEventListener('click', () => select(req.id));
     return card;
   }
@@ -219,6 +225,32 @@
     $('n-pending').textContent = String(ids.length);
     $('no-requests').hidden = ids.length > 0;
     document.title = ids.length ? `(${ids.length}) bpfsbx dashboard` : 'bpfsbx dashboard';
+    requestAnimationFrame(armSeen);
+  }
+
+  // Which part of each pending card (from its top to its buttons) has been
+  // inside the window, as pixel ranges. A card whose height changes (the
+  // window was resized and its text wraps anew) starts again: the ranges
+  // were of the old layout. A hidden tab shows nothing.
+  function armSeen() {
+    if (document.hidden) return;
+    for (const card of $('requests').children) {
+      if (card.armed || !card.seen) continue;
+      const acts = card.querySelector('.actions');
+      const c = card.getBoundingClientRect();
+      const h = acts.getBoundingClientRect().top - c.top;
+      if (card.seenH !== h) { card.seen = []; card.seenH = h; }
+      const top = Math.max(0, -c.top), bottom = Math.min(h, window.innerHeight - c.top);
+      if (bottom > top) card.seen.push([top, bottom]);
+      card.seen.sort((a, b) => a[0] - b[0]);
+      let reach = 0;
+      for (const [a, b] of card.seen) if (a <= reach + 0.5) reach = Math.max(reach, b);
+      if (reach + 0.5 >= h) {
+        card.armed = true;
+        card.querySelector('p.arm').hidden = true;
+        if (!state.deciding.has(card.dataset.id)) for (const b of card.querySelectorAll('button.approve')) b.disabled = false;
+      }
+    }
   }
 
   function markSelected() {
@@ -284,7 +316,7 @@
       const msg = (r.body && r.body.error) || `HTTP ${r.status}`;
       if (card) {
         card.classList.remove('busy');
-        for (const b of card.querySelectorAll('button')) b.disabled = false;
+        for (const b of card.querySelectorAll('button')) b.disabled = !card.armed && b.classList.contains('approve');
         const st = card.querySelector('.status');
         st.textContent = visible(msg);
         st.className = 'status err';
@@ -584,6 +616,7 @@
       case 'o': case 's': case 'a': case 'd': {
         const b = card && card.querySelector(`button[data-key="${ev.key}"]`);
         if (b && !b.disabled) b.click();
+        else if (b && card && !card.armed) card.querySelector('.status').textContent = 'Not approved: scroll through the whole request to arm approve.';
         break;
       }
       default:
@@ -612,7 +645,10 @@
     $('filters').addEventListener('submit', (e) => e.preventDefault());
     $('verify').addEventListener('click', loadChains);
     document.addEventListener('keydown', onKey);
-    setInterval(tickCountdowns, 1000);
+    setInterval(() => { tickCountdowns(); armSeen(); }, 1000);
+    window.addEventListener('scroll', armSeen, { passive: true, capture: true });
+    window.addEventListener('resize', armSeen, { passive: true });
+    document.addEventListener('visibilitychange', armSeen);
     connect();
   }
 
