@@ -409,7 +409,13 @@ static void key_decide(struct watch *w, int key)
 			free(uerr);
 			goto out;
 		}
-		watch_sb_object(&t, req, 0);
+		{
+			/* its lines as lines, by the rule the screen used */
+			const char *c = str(json_object_get(req, "object"), "command") ?: "";
+			struct sbx_render_counts rc0 = { 0 };
+
+			sbx_render_text(&t, c, strlen(c), false, &rc0);
+		}
 		watch_tty_restore();
 		printf("\n--- bpfsbx: request %s, running as %s (uid %u) in %s ---\n%s\n---\n", id,
 		       user, (unsigned)uid, str(json_object_get(req, "object"), "cwd") ?:

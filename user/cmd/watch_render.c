@@ -334,6 +334,10 @@ static void draw_request(struct watch *w, struct screen *s, size_t width, const 
 	w->unseen = 0;
 	for (size_t i = 0; i < w->seen_len; i++)
 		w->unseen += !w->seen_bytes[i];
+	if (!w->armed && !w->unseen && w->status && !strncmp(w->status, "Not approved: scroll", 20)) {
+		free(w->status);	/* it no longer holds */
+		w->status = NULL;
+	}
 	w->armed = w->unseen == 0;
 	if (nd > last - first || !w->armed) {
 		size_t left = 0;

@@ -30,17 +30,21 @@
 
   // ---- text, never HTML --------------------------------------------------
 
-  const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]/g;
+  // The table of queue/render.c (docs/QUEUE.md "What a person sees"): a
+  // request's own fields come rendered by it through the API; this is for
+  // the rest (events, sessions, decisions), so that they read the same.
+  const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u2069\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]|[\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e0fff}]/gu;
 
   function visible(s, multiline) {
     let t = String(s ?? '');
     t = t.replace(HIDDEN, (c) => {
       const n = c.codePointAt(0);
       return n < 0x100 ? '\\x' + n.toString(16).padStart(2, '0')
-                       : '\\u' + n.toString(16).padStart(4, '0');
+        : n > 0xffff ? '\\U' + n.toString(16).padStart(8, '0')
+          : '\\u' + n.toString(16).padStart(4, '0');
     });
-    if (multiline) return t.replace(/\n/g, '\u21b5\n');
-    return t.replace(/\n/g, '\\n').replace(/\t/g, '\\t');
+    if (multiline) return t.replace(/\n/g, '\u23ce\n');
+    return t.replace(/\n/g, '\u23ce').replace(/\t/g, '\\t');
   }
 
   // el('td', {class: 'x'}, 'text', child...): strings become text nodes
