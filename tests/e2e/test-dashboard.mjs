@@ -14,6 +14,7 @@ import {
   project, submit, audit, fileRequest, commandRequest, kernelEvent, startDashboard, request,
   auth, csrf, post, browser, openPage, until, pendingDir, doneDir, readDone, listIds, exists,
 } from './dashboard-lib.mjs';
+import { hostileCommand, hostileFile, renderings, mustShow } from './hostile.mjs';
 
 const S1 = '20261201T100000Z-a1b2c3';
 const S2 = '20261201T100500Z-d4e5f6';
@@ -247,6 +248,88 @@ export const tests = {
       }
       assert(!seen.card.includes('\u202e'), 'a right-to-left override reached the page unescaped');
       assert(seen.events.includes(evil.object), 'the event text is not shown literally');
+      assert(b.errors.length === 0, b.errors.join('; '));
+    }));
+  },
+
+  // The same hostile requests as watch's tmux tests (hostile.mjs): the page
+  // shows each field exactly as queue/render.c renders it (the text of
+  // `bpfsbx watch --lines`, another process), the warning with its counts
+  // before the buttons, and nothing raw.
+  async 'dashboard: hostile requests are shown by the one rule of watch, with the same warning'() {
+    await withDashboard('dash-hostile', async (p, d) => withBrowser({ viewport: { width: 1280, height: 500 } }, async (b) => {
+      const ids = [submit(p.dir, hostileCommand(p.dir)), submit(p.dir, hostileFile())];
+      const rd = renderings(p.dir);
+      await openPage(b, d);
+      for (const id of ids) {
+        const want = rd.get(id);
+        assert(want && want.warning, `no C rendering of ${id}`);
+        await b.page.waitForSelector(cardSel(id));
+        const seen = await b.page.evaluate((sel) => {
+          const c = document.querySelector(sel);
+          const dds = [...c.querySelectorAll('dl.ctx dd[data-field]')];
+          const warn = c.querySelector('p.warning');
+          const acts = c.querySelector('.actions');
+          return {
+            fields: dds.map((e) => [e.dataset.field, e.previousElementSibling.textContent, e.textContent]),
+            warning: warn ? warn.textContent : null,
+            warnBeforeButtons: !!(warn && acts && (warn.compareDocumentPosition(acts) & Node.DOCUMENT_POSITION_FOLLOWING)),
+            head: c.querySelector('.head .what').textContent,
+            text: c.textContent,
+            // drawn as blank: a field whose rendered text holds a run of
+            // spaces the page collapses would be taller or shorter; pre-wrap keeps it
+            ws: dds.map((e) => getComputedStyle(e).whiteSpace),
+          };
+        }, cardSel(id));
+        assert(JSON.stringify(seen.fields.map(([l, , t]) => [l, t])) === JSON.stringify(want.fields),
+          `the page's fields differ from the C rendering:\npage: ${JSON.stringify(seen.fields)}\nC:    ${JSON.stringify(want.fields)}`);
+        assert(seen.fields.every(([l, dt]) => l === dt), 'a label differs from its field');
+        assert(seen.warning === want.warning, `warning: page "${seen.warning}", C "${want.warning}"`);
+        assert(seen.warnBeforeButtons, 'the warning is not before the decision buttons');
+        assert(seen.head.endsWith(want.summary), `title: ${seen.head}`);
+        assert(seen.ws.every((w) => w === 'pre-wrap'), `white-space: ${seen.ws}`);
+        const c = want.counts;
+        for (const [n, word] of [[c.bidi, 'bidi'], [c.newlines, 'line break'], [c.ctrl, 'control'], [c.invisible, 'invisible']]) {
+          if (n) assert(new RegExp(`${n} ${word}`).test(seen.warning), `the warning does not count ${n} ${word}: ${seen.warning}`);
+        }
+        const kind = want.fields.find(([l]) => l === 'kind')[1];
+        for (const t of mustShow[kind]) assert(seen.text.includes(t.replace(/\n/g, '')) || seen.fields.some(([, , v]) => v.includes(t)), `not shown: ${JSON.stringify(t)}`);
+        // nothing the rule escapes reached the page raw
+        assert(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff\u00a0]|[\u{e0000}-\u{e007f}]/u.test(seen.text),
+          'a control, bidi or invisible character reached the page unescaped');
+      }
+      // The 62-line command is taller than the window: its approve button
+      // arms only once every part of it has been in the window
+      const cmd = cardSel(ids[0]);
+      const armed = () => b.page.evaluate((sel) => !document.querySelector(`${sel} button[data-key="o"]`).disabled, cmd);
+      assert(!(await armed()), 'approve is armed before the command was scrolled through');
+      assert(await b.page.isVisible(`${cmd} p.arm`), 'no hint that approve waits');
+      await b.page.keyboard.press('o');
+      await sleep(300);
+      assert(exists(path.join(pendingDir(p.dir), ids[0] + '.json')), 'the key o approved an unread command');
+      assert((await b.page.textContent(`${cmd} .status`)).includes('scroll through the whole request'), 'no refusal shown');
+      // jumping to the buttons skips the middle: still not armed
+      await b.page.evaluate((sel) => document.querySelector(`${sel} .actions`).scrollIntoView({ block: 'end' }), cmd);
+      await sleep(400);
+      assert(!(await armed()), 'armed by a jump to the buttons');
+      // reading it down, a bit less than a window at a time
+      await b.page.evaluate((sel) => document.querySelector(sel).scrollIntoView({ block: 'start' }), cmd);
+      let steps = 0;
+      while (!(await armed()) && steps++ < 40) {
+        await b.page.evaluate(() => window.scrollBy(0, window.innerHeight * 0.8));
+        await sleep(150);
+      }
+      assert(await armed(), 'never armed after scrolling through');
+      assert(steps >= 2, `armed after ${steps} step(s) of a window: the command fits?`);
+      await b.page.click(`${cmd} button[data-key="o"]`);
+      await until('the command approved', () => exists(path.join(doneDir(p.dir), ids[0] + '.json')), 30000);
+      assert(readDone(p.dir, ids[0]).decision.verdict === 'approve', 'not approved');
+
+      // the API gives the same rendering the page used
+      const r = await request(d, 'GET', '/api/requests?state=pending', { headers: auth(d) });
+      for (const w of r.json.requests) {
+        assert(JSON.stringify(w.render) === JSON.stringify(rd.get(w.request.id)), `API render of ${w.request.id} differs from watch's`);
+      }
       assert(b.errors.length === 0, b.errors.join('; '));
     }));
   },

@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { bpfsbx, initProject, pendingIds, run, sleep, assert } from './lib.mjs';
+import { project, submit, pendingDir, doneDir, readDone, exists } from './dashboard-lib.mjs';
+import { hostileCommand, hostileFile, renderings, mustShow } from './hostile.mjs';
 
 const haveTmux = () => spawnSync('tmux', ['-V']).status === 0;
 
@@ -49,7 +51,150 @@ async function setup(name, command) {
   return { p, hook, sess };
 }
 
+// The rows of the request on one screen (capture-pane): the rows between
+// the "count" line and the "rows a-b of n" line (or the keys), each
+// {label, cont, text}: label on a field's first row, cont on a soft-wrapped
+// row (gutter "↪"), neither on a row after a real line break. first/total:
+// where this page is in the whole.
+function pageRows(screen, labels) {
+  const lines = screen.split('\n');
+  const c = lines.findIndex((l) => l.startsWith('  count '));
+  assert(c >= 0, `no count line:\n${screen}`);
+  const out = [];
+  let first = 1, total = null;
+  for (const l of lines.slice(c + 1)) {
+    const m = l.match(/^ +rows (\d+)-(\d+) of (\d+)/);
+    if (m) { first = +m[1]; total = +m[3]; break; }
+    if (/^  (scroll to the end|o run it|o once)/.test(l)) break;
+    const lab = l.slice(2, 12).trimEnd();
+    if (l.slice(0, 2) === '  ' && labels.has(lab) && l[12] === ' ') out.push({ label: lab, text: l.slice(13) });
+    else if (l.startsWith(' '.repeat(11) + '\u21aa ')) out.push({ cont: true, text: l.slice(13) });
+    else if (l.startsWith(' '.repeat(13)) || l === '') {
+      // a row after a line break (or an empty one, trimmed by tmux); a
+      // wrapped warning line is indented 2, never 13
+      if (out.length || l !== '') out.push({ text: l.slice(13) });
+    }
+  }
+  if (total === null) total = out.length;
+  return { first, total, rows: out };
+}
+
+// the fields again, from the rows: what a person could have read
+function assemble(rows) {
+  const f = [];
+  for (const r of rows) {
+    if (r.label) f.push([r.label, r.text]);
+    else if (!f.length) throw new Error('a row before any label');
+    else f[f.length - 1][1] += (r.cont ? '' : '\n') + r.text;
+  }
+  return f;
+}
+
+// the keys line says the approve keys wait
+const armHint = (screen) => /^  scroll to the end to arm approve/m.test(screen);
+
+// tmux trims the ends of rows: spaces are compared as absent
+const nospace = (s) => s.replace(/ /g, '');
+
+async function hostileRun(name, req, key, sizes) {
+  if (!haveTmux()) return { skip: 'tmux is not installed (make deps)' };
+  const p = project(name);
+  const id = submit(p.dir, req(p.dir));
+  const rd = renderings(p.dir).get(id);
+  assert(rd, 'watch --lines gave no rendering');
+  for (const t of mustShow[req(p.dir).kind]) {
+    assert(rd.fields.some(([, v]) => v.includes(t)), `the rendering lacks ${JSON.stringify(t)}: ${JSON.stringify(rd.fields)}`);
+  }
+  const labels = new Set(rd.fields.map(([l]) => l));
+  const sess = `bpfsbx-e2e-${process.pid}-${name}`;
+  const [w0, h0] = sizes[0];
+  tmux('new-session', '-d', '-s', sess, '-x', String(w0), '-y', String(h0), `${bpfsbx} watch ${p.dir}`);
+  try {
+    let s = await screenUntil(sess, (t) => t.includes('1 pending') && t.includes('  count '), 'the request');
+    // the warning is on the screen, whole, before anything else of it
+    const warnText = s.split('\n').filter((l) => /^  \S/.test(l) && !/^  (count|request|scroll|o )/.test(l))
+      .join('');
+    assert(rd.warning && nospace(warnText).includes(nospace(rd.warning)), `the warning "${rd.warning}" is not drawn whole:\n${s}`);
+    const all = [];
+    let total = null, pages = 0;
+    for (let si = 0; si < sizes.length; si++) {
+      if (si) {
+        // SIGWINCH: the rows are wrapped anew; what was read stays read
+        tmux('resize-window', '-t', sess, '-x', String(sizes[si][0]), '-y', String(sizes[si][1]));
+        all.length = 0;
+        await sleep(400);
+      }
+      for (let guard = 0; guard < 60; guard++) {
+        s = tmux('capture-pane', '-p', '-t', sess);
+        const pg = pageRows(s, labels);
+        total = pg.total;
+        pg.rows.forEach((r, k) => { all[pg.first - 1 + k] = r; });
+        pages++;
+        const seenAll = all.length === total && [...all.keys()].every((k) => all[k]);
+        if (seenAll && si === sizes.length - 1) break;
+        if (!armHint(s)) break;
+        // not every row yet: the approve key must do nothing
+        tmux('send-keys', '-t', sess, key);
+        s = await screenUntil(sess, (t) => t.includes('Not approved: scroll to the end to arm approve'), `the refusal of ${key}`);
+        assert(exists(path.join(pendingDir(p.dir), id + '.json')), `approved by ${key} after ${pages} page(s) of ${w0}x${h0}, before every row was drawn`);
+        if (si < sizes.length - 1 && pages >= 2) break;	// resize mid-way
+        tmux('send-keys', '-t', sess, 'Space');
+        await sleep(250);
+      }
+    }
+    s = tmux('capture-pane', '-p', '-t', sess);
+    assert(!armHint(s), `every row was drawn but approve is not armed:\n${s}`);
+    if (sizes.length > 1) {
+      // armed by what was read at either size; the rows at this size, from
+      // the top, for the comparison below (paging back never disarms)
+      for (let i = 0; i < 8; i++) tmux('send-keys', '-t', sess, 'b');
+      await sleep(400);
+      all.length = 0;
+      for (let guard = 0; guard < 20; guard++) {
+        s = tmux('capture-pane', '-p', '-t', sess);
+        const pg = pageRows(s, labels);
+        pg.rows.forEach((r, k) => { all[pg.first - 1 + k] = r; });
+        if (all.length === pg.total && [...all.keys()].every((k) => all[k])) break;
+        tmux('send-keys', '-t', sess, 'Space');
+        await sleep(250);
+      }
+      assert(!armHint(s), `paging back disarmed approve:\n${s}`);
+    }
+    // every row was on the screen, and together they are the rendering
+    assert(all.length === total && [...all.keys()].every((k) => all[k]), `rows missing: ${all.length} of ${total}`);
+    const got = assemble(all);
+    assert(got.length === rd.fields.length, `fields drawn: ${got.map(([l]) => l)}; rendered: ${rd.fields.map(([l]) => l)}`);
+    got.forEach(([l, v], k) => {
+      assert(l === rd.fields[k][0], `field ${k}: drawn ${l}, rendered ${rd.fields[k][0]}`);
+      assert(nospace(v) === nospace(rd.fields[k][1]), `field ${l} drawn:\n${v}\nrendered:\n${rd.fields[k][1]}`);
+    });
+    tmux('send-keys', '-t', sess, key);
+    for (let i = 0; i < 150 && !exists(path.join(doneDir(p.dir), id + '.json')); i++) await sleep(100);
+    const done = readDone(p.dir, id);
+    assert(done.decision && done.decision.verdict === 'approve', `not approved: ${JSON.stringify(done.decision)}`);
+    return { pages };
+  } finally {
+    spawnSync('tmux', ['kill-session', '-t', sess]);
+  }
+}
+
 export const tests = {
+  async 'watch: hostile file request at 80x24: approve arms only once every row was drawn, and the rows are the rendering'() {
+    return hostileRun('wh-f80', () => hostileFile(), 'o', [[80, 24]]);
+  },
+  async 'watch: hostile file request at 200x60'() {
+    return hostileRun('wh-f200', () => hostileFile(), 's', [[200, 60]]);
+  },
+  async 'watch: hostile 62-line command at 80x24: paged by the rows drawn, approve arms at the end'() {
+    return hostileRun('wh-c80', (d) => hostileCommand(d), 'o', [[80, 24]]);
+  },
+  async 'watch: hostile 62-line command at 200x60'() {
+    return hostileRun('wh-c200', (d) => hostileCommand(d), 'o', [[200, 60]]);
+  },
+  async 'watch: a resize (SIGWINCH) mid-way re-wraps the rows and still arms only at the end'() {
+    return hostileRun('wh-cwinch', (d) => hostileCommand(d), 'o', [[80, 24], [200, 60]]);
+  },
+
   async 'watch: a command padded with 400 spaces shows its tail before it can be approved'() {
     if (!haveTmux()) return { skip: 'tmux is not installed (make deps)' };
     const cmd = 'echo ask-me start' + ' '.repeat(400) + '; echo TAIL-400-SHOWN';
@@ -80,7 +225,7 @@ export const tests = {
       let s = await screenUntil(sess, (t) => t.includes('1 pending') && t.includes('rows 1-'), 'the scrolled view');
       assert(!s.includes('L40-TAIL-SHOWN'), `the whole command fit a 30-row screen?\n${s}`);
       tmux('send-keys', '-t', sess, 'o');
-      s = await screenUntil(sess, (t) => t.includes('read it to the end'), 'the refusal of o');
+      s = await screenUntil(sess, (t) => t.includes('scroll to the end to arm approve'), 'the refusal of o');
       assert(pendingIds(p.project).length === 1, 'approved before the end was shown');
       for (let i = 0; i < 10 && !s.includes('L40-TAIL-SHOWN'); i++) {
         tmux('send-keys', '-t', sess, 'Space');

@@ -197,16 +197,16 @@ SBX_TEST(grants, watch_text_shows_everything_and_counts_what_it_escaped)
 		 400, "");
 	req = json_pack("{s:s, s:{s:s}}", "kind", "command", "object", "command", cmd);
 	watch_text_build(&t, req, 40);
-	CU_ASSERT_EQUAL(t.space_runs, 1);
-	CU_ASSERT_EQUAL(t.longest_run, 400);
-	CU_ASSERT_EQUAL(t.invisible, 2);
-	CU_ASSERT_EQUAL(t.ctrl, 1);
+	CU_ASSERT_EQUAL(t.c.space_runs, 1);
+	CU_ASSERT_EQUAL(t.c.longest_run, 400);
+	CU_ASSERT_EQUAL(t.c.invisible, 2);
+	CU_ASSERT_EQUAL(t.c.ctrl, 1);
 	CU_ASSERT(t.n >= 3);
 	CU_ASSERT_STRING_EQUAL(t.lines[t.n - 1], "l3-tail");
 	for (size_t i = 0; i < t.n; i++)
 		CU_ASSERT(strlen(t.lines[i]) <= 40 * 4);
 	warn = watch_text_warning(&t);
-	CU_ASSERT_PTR_NOT_NULL(strstr(warn ?: "", "2 invisible characters"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(warn ?: "", "2 invisible (zero-width"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(warn ?: "", "longest 400"));
 	free(warn);
 	watch_text_free(&t);

@@ -80,7 +80,7 @@ static void print_run(void *arg, const json_t *req)
 static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, const char *user)
 {
 	json_t *req = NULL;
-	struct watch_text t;
+	struct sbx_render r;
 	char *warn, line[64];
 	const json_t *o;
 	bool yes;
@@ -88,22 +88,26 @@ static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, c
 	if (sbx_queue_read(q, "pending", id, &req, NULL))
 		return true;	/* resolve() says why it cannot be approved */
 	o = json_object_get(req, "object");
-	watch_text_build(&t, req, 0);
+	/* the rule of queue/render.h, as watch and the dashboard show it */
+	sbx_render_request(req, NULL, &r);
 	printf("request %s (%s)\n", id, str(req, "kind") ?: "?");
-	for (size_t i = 0; i < t.n; i++)
-		printf("  %s %s\n", i ? "        " : (is_command(req) ? "command:" : "object: "),
-		       t.lines[i]);
-	warn = watch_text_warning(&t);
+	for (size_t i = 0; i < r.n; i++) {
+		const char *p = r.f[i].text, *nl;
+
+		printf("  %-11s", r.f[i].label);
+		for (;; p = nl + 1) {
+			nl = strchr(p, '\n');
+			printf("%.*s\n", nl ? (int)(nl - p) : (int)strlen(p), p);
+			if (!nl)
+				break;
+			printf("  %-11s", "");
+		}
+	}
+	warn = sbx_render_warning(&r.c);
 	if (warn)
 		printf("  %s\n", warn);
 	free(warn);
-	watch_text_free(&t);
-	if (str(req, "agent_reason"))
-		printf("  agent says: %s\n", str(req, "agent_reason"));
-	if (str(req, "notice"))
-		printf("  notice: %s\n", str(req, "notice"));
-	if (json_integer_value(json_object_get(o, "nlink")) > 1)
-		printf("  links: %lld hard links\n", (long long)json_integer_value(json_object_get(o, "nlink")));
+	sbx_render_free(&r);
 	if (is_command(req))
 		printf("  runs as: %s, here, in %s\n", user ? user : "?",
 		       str(o, "cwd") ?: sbx_queue_project(q));

@@ -229,15 +229,16 @@ static void print_new(struct watch *w)
 		{
 			/* the request is carried whole; what a screen would have
 			 * escaped is counted for the reader too */
-			struct watch_text t;
+			struct sbx_render r;
 			char *warn;
 
-			watch_text_build(&t, w->items[i].req, 0);
-			warn = watch_text_warning(&t);
+			sbx_render_request(w->items[i].req, w->items[i].w->dir, &r);
+			warn = sbx_render_warning(&r.c);
 			if (warn)
 				json_object_set_new(j, "warning", json_string(warn));
+			json_object_set_new(j, "render", sbx_render_json(&r));
 			free(warn);
-			watch_text_free(&t);
+			sbx_render_free(&r);
 		}
 		emit_json(j);
 	}
@@ -408,7 +409,13 @@ static void key_decide(struct watch *w, int key)
 			free(uerr);
 			goto out;
 		}
-		watch_sb_object(&t, req, 0);
+		{
+			/* its lines as lines, by the rule the screen used */
+			const char *c = str(json_object_get(req, "object"), "command") ?: "";
+			struct sbx_render_counts rc0 = { 0 };
+
+			sbx_render_text(&t, c, strlen(c), false, &rc0);
+		}
 		watch_tty_restore();
 		printf("\n--- bpfsbx: request %s, running as %s (uid %u) in %s ---\n%s\n---\n", id,
 		       user, (unsigned)uid, str(json_object_get(req, "object"), "cwd") ?:
@@ -499,10 +506,10 @@ static size_t handle_keys(struct watch *w, const char *buf, size_t n)
 			watch_scroll(w, -1);
 			break;
 		case 'o': case 's': case 'a':
-			if (!w->end_seen || !w->n || !w->view_id ||
+			/* armed by the last draw, of this request, at this size */
+			if (!w->armed || !w->n || !w->view_id ||
 			    strcmp(w->view_id, str(w->items[w->sel].req, "id") ?: "")) {
-				set_status(w, "The request is longer than the screen: read it to the "
-					   "end (space) before approving.");
+				set_status(w, "Not approved: scroll to the end to arm approve (space).");
 				break;
 			}
 			key_decide(w, c);
@@ -734,7 +741,9 @@ static int cmd_watch(int argc, char **argv)
 		    S_ISDIR(st.st_mode))
 			fl = SBX_Q_CREATE;
 		free(sbx);
-		w.qs[k].dir = strdup(dir);
+		/* shown as the project of its requests: the same absolute path
+		 * the dashboard shows */
+		w.qs[k].dir = realpath(dir, NULL) ?: strdup(dir);
 		w.qs[k].q = sbx_queue_open(dir, fl, (uid_t)-1, (gid_t)-1, &err);
 		if (!w.qs[k].q) {
 			fprintf(stderr, "bpfsbx watch: %s\n", err ? err : dir);
@@ -782,6 +791,8 @@ out:
 	free(w.qs);
 	free(w.status);
 	free(w.view_id);
+	free(w.view_doc);
+	free(w.seen_bytes);
 	free(w.output);
 	if (w.ifd >= 0)
 		close(w.ifd);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include "lib/text.h"
 #include "queue/queue.h"
+#include "queue/render.h"
 #include "queue/request.h"
 
 /* ---- the approver's state (watch.c) ------------------------------------------ */
@@ -42,12 +43,15 @@ struct watch {
 	bool once, line, tty;
 	int cmd_timeout;
 	char *status;		/* TTY: the last action's outcome */
-	/* TTY: the selected request's full text is longer than the screen:
-	 * its first shown row, and whether its end has been on screen (the
-	 * approve keys wait for that) */
-	char *view_id;
-	size_t scroll;
-	bool end_seen;
+	/* TTY: the selected request as last drawn (its id and rendering),
+	 * its first shown row, the rows of the last page, and which bytes of
+	 * the rendering have been on the screen: the approve keys arm once
+	 * every one has (armed) */
+	char *view_id, *view_doc;
+	size_t scroll, page;
+	unsigned char *seen_bytes;
+	size_t seen_len, unseen;
+	bool armed;
 	char *output;		/* TTY: the head of the last command's output */
 };
 
@@ -68,20 +72,16 @@ static inline bool is_command(const json_t *req)
 void watch_sb_object(struct sbx_strbuf *b, const json_t *req, size_t max);
 /* the same, unescaped and uncut: for watch_text_build() */
 void watch_sb_object_raw(struct sbx_strbuf *b, const json_t *req);
-/* the code points that are shown escaped although they print nothing */
-bool watch_invisible(unsigned cp);
 
 /*
- * The request's object in full, as a person must see it before approving:
- * each line of a command on its own rows, cut into rows of at most cols
- * columns (0: not cut), control and invisible characters escaped, runs of
- * 8 or more spaces shown as their length, and each of those counted.
+ * The request's object in full, by the rule of queue/render.h: each line
+ * of a command on its own rows (after its mark), cut into rows of at most
+ * cols columns (0: not cut), what is escaped counted.
  */
 struct watch_text {
 	char **lines;
 	size_t n;
-	unsigned ctrl, invisible, space_runs;
-	size_t longest_run;
+	struct sbx_render_counts c;
 };
 void watch_text_build(struct watch_text *t, const json_t *req, size_t cols);
 void watch_text_free(struct watch_text *t);
@@ -98,7 +98,7 @@ void watch_tty_restore(void);
 /* The whole screen: the list, the selected request, the keys, the status
  * and the head of the last command's output. -1: the terminal is gone. */
 int watch_draw(struct watch *w);
-/* space / b: the selected request's text a page on or back */
+/* space / b: the selected request a page (the rows last drawn) on or back */
 void watch_scroll(struct watch *w, int pages);
 
 #endif

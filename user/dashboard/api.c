@@ -21,6 +21,7 @@
 #include "lib/log.h"
 #include "lib/text.h"
 #include "queue/queue.h"
+#include "queue/render.h"
 #include "queue/request.h"
 #include "user/dashboard/api.h"
 
@@ -150,7 +151,7 @@ static void add_output(struct sbx_queue *q, const json_t *done, json_t *o)
 	free(buf);
 }
 
-static json_t *wrap(const char *project, const char *state, json_t *rec)
+json_t *sbx_api_wrap(const char *project, const char *state, json_t *rec)
 {
 	struct sbx_request r;
 	json_t *w = json_pack("{s:s,s:s,s:O}", "project", project, "state", state, "request", rec);
@@ -164,6 +165,14 @@ static json_t *wrap(const char *project, const char *state, json_t *rec)
 		free(what);
 	}
 	sbx_request_release(&r);
+	/* the page shows the request as watch does: by queue/render.c, here */
+	{
+		struct sbx_render rd;
+
+		sbx_render_request(rec, project, &rd);
+		json_object_set_new(w, "render", sbx_render_json(&rd));
+		sbx_render_free(&rd);
+	}
 	return w;
 }
 
@@ -271,7 +280,7 @@ unsigned sbx_api_requests(struct sbx_feed *f, const char *state, const char *lim
 
 				if (sbx_queue_read(q, "done", ids[j], &rec, NULL) == 0) {
 					v = sbx_realloc_array(v, total + 1, sizeof(*v));
-					v[total++] = wrap(dirs[k], "done", rec);
+					v[total++] = sbx_api_wrap(dirs[k], "done", rec);
 				}
 				json_decref(rec);
 				free(ids[j]);
@@ -280,7 +289,7 @@ unsigned sbx_api_requests(struct sbx_feed *f, const char *state, const char *lim
 		} else if (sbx_queue_list(q, state, &a, &err) == 0) {
 			json_array_foreach(a, i, r) {
 				v = sbx_realloc_array(v, total + 1, sizeof(*v));
-				v[total++] = wrap(dirs[k], state, r);
+				v[total++] = sbx_api_wrap(dirs[k], state, r);
 			}
 			json_decref(a);
 		}
@@ -349,7 +358,7 @@ unsigned sbx_api_request(struct sbx_feed *f, const char *id, json_t **out)
 		free(project);
 		return rc == -ENOENT ? 404 : 500;
 	}
-	*out = wrap(project, state, rec);
+	*out = sbx_api_wrap(project, state, rec);
 	json_object_set_new(*out, "ok", json_true());
 	add_output(q, rec, *out);
 	json_decref(rec);

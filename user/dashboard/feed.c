@@ -34,6 +34,7 @@
 #include "lib/text.h"
 #include "queue/queue.h"
 #include "user/daemon/control_client.h"
+#include "user/dashboard/api.h"
 #include "user/dashboard/feed.h"
 
 #define MAX_PROJECTS 1024
@@ -472,8 +473,7 @@ static void scan_pending(struct sbx_feed *f, struct project *p)
 				ss->uid = json_integer_value(uid);
 		}
 		f->sess_dirty = true;
-		push_locked(f, "request", json_pack("{s:s,s:s,s:O}", "project", p->dir,
-						    "state", "pending", "request", r), false);
+		push_locked(f, "request", sbx_api_wrap(p->dir, "pending", r), false);
 		pthread_mutex_unlock(&f->lock);
 	}
 	json_decref(a);

@@ -30,17 +30,21 @@
 
   // ---- text, never HTML --------------------------------------------------
 
-  const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]/g;
+  // The table of queue/render.c (docs/QUEUE.md "What a person sees"): a
+  // request's own fields come rendered by it through the API; this is for
+  // the rest (events, sessions, decisions), so that they read the same.
+  const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u2069\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]|[\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e0fff}]/gu;
 
   function visible(s, multiline) {
     let t = String(s ?? '');
     t = t.replace(HIDDEN, (c) => {
       const n = c.codePointAt(0);
       return n < 0x100 ? '\\x' + n.toString(16).padStart(2, '0')
-                       : '\\u' + n.toString(16).padStart(4, '0');
+        : n > 0xffff ? '\\U' + n.toString(16).padStart(8, '0')
+          : '\\u' + n.toString(16).padStart(4, '0');
     });
-    if (multiline) return t.replace(/\n/g, '\u21b5\n');
-    return t.replace(/\n/g, '\\n').replace(/\t/g, '\\t');
+    if (multiline) return t.replace(/\n/g, '\u23ce\n');
+    return t.replace(/\n/g, '\u23ce').replace(/\t/g, '\\t');
   }
 
   // el('td', {class: 'x'}, 'text', child...): strings become text nodes
@@ -132,11 +136,6 @@
     }
   }
 
-  function cmdline(a) {
-    if (!Array.isArray(a)) return '';
-    return a.map((s) => (/[\s"'\\]/.test(String(s)) || s === '' ? JSON.stringify(String(s)) : String(s))).join(' ');
-  }
-
   function ctxRow(dl, label, value, opts = {}) {
     if (value === undefined || value === null || value === '') return;
     dl.append(el('dt', {}, label));
@@ -155,44 +154,28 @@
   function renderRequest(w) {
     const req = w.request;
     const isCmd = req.kind === 'command';
-    const p = req.process || {};
-    const r = req.rule || null;
     const card = el('article', { class: 'req', 'data-id': req.id, tabindex: '0' });
     const cd = countdown(req.deadline);
     const cdEl = el('span', { class: 'countdown ' + cd.cls, 'data-deadline': req.deadline || '' }, cd.text);
+    // The request as watch shows it: rendered by the dashboard (queue/render.c,
+    // the one rule for both), put here as text only. Without it the page
+    // cannot tell what it would approve, and offers only the denial.
+    const rd = w.render;
     card.append(el('div', { class: 'head' },
       el('span', { class: 'kind' }, visible(req.kind)),
-      el('span', { class: 'what' }, visible(isCmd ? 'run: ' + (req.object || {}).command : (w.what || objectWords(req)))),
+      el('span', { class: 'what' }, rd ? (isCmd ? 'run: ' : '') + rd.summary : '(not rendered)'),
       req.count > 1 ? el('span', { class: 'repeats' }, `\u00d7${req.count}`) : null,
       cdEl));
     const dl = el('dl', { class: 'ctx' });
-    ctxRow(dl, 'request', req.id);
-    ctxRow(dl, 'project', w.project || req.project);
-    ctxRow(dl, 'session', req.session);
-    if (isCmd) {
-      ctxRow(dl, 'command', (req.object || {}).command, { pre: true });
-      ctxRow(dl, 'runs in', (req.object || {}).cwd || '(the project directory)');
-    } else {
-      ctxRow(dl, 'object', objectWords(req));
-      if (req.object && req.object.op) ctxRow(dl, 'operation', req.object.op);
+    for (const [label, text] of rd ? rd.fields : []) {
+      dl.append(el('dt', {}, label));
+      if (label === 'command') dl.append(el('dd', { 'data-field': label }, el('pre', { class: 'command' }, text)));
+      else dl.append(el('dd', { 'data-field': label }, text));
     }
-    if (p && Object.keys(p).length) {
-      ctxRow(dl, 'process', `pid ${p.pid ?? '?'}  uid ${p.uid ?? '?'}  comm ${p.comm ?? '?'}`);
-      ctxRow(dl, 'exe', p.exe);
-      ctxRow(dl, 'cmdline', cmdline(p.cmdline));
-      ctxRow(dl, 'cwd', p.cwd);
-    }
-    if (r) {
-      ctxRow(dl, 'rule', `${r.pattern ?? '?'} -> ${r.verdict ?? '?'}${r.source ? '  (' + r.source + ')' : ''}`);
-      ctxRow(dl, 'reason', r.reason);
-    } else {
-      ctxRow(dl, 'rule', '(none given)');
-    }
-    ctxRow(dl, "agent's reason", req.agent_reason);
-    ctxRow(dl, 'origin', req.origin);
     ctxRow(dl, 'asked', `${when(req.created)}  (count ${req.count ?? 1})`);
     ctxRow(dl, 'deadline', when(req.deadline));
     card.append(dl);
+    if (!rd || rd.warning) card.append(el('p', { class: 'warning' }, rd ? rd.warning : 'this request could not be rendered: it cannot be approved here'));
 
     const note = el('input', { class: 'note', type: 'text', placeholder: 'note for a denial (optional)', maxlength: '2000', 'aria-label': 'note' });
     const status = el('p', { class: 'status' });
@@ -202,7 +185,9 @@
       return b;
     };
     const acts = el('div', { class: 'actions' });
-    if (isCmd) {
+    if (!rd) {
+      // nothing to approve that a person could have read
+    } else if (isCmd) {
       acts.append(btn('Run it once here (o)', 'approve', 'o', () => decide(req.id, 'approve', 'once', note)));
     } else {
       acts.append(btn('Approve once (o)', 'approve', 'o', () => decide(req.id, 'approve', 'once', note)),
@@ -210,7 +195,13 @@
         btn('Always (a)', 'approve', 'a', () => decide(req.id, 'approve', 'always', note)));
     }
     acts.append(btn('Deny (d)', 'deny', 'd', () => decide(req.id, 'deny', null, note)), note);
-    card.append(acts, status);
+    // the approve buttons arm once every part of the request above them
+    // has been in the window (armSeen), as watch's keys do
+    const hint = el('p', { class: 'arm' }, 'scroll through the whole request to arm approve');
+    card.seen = [];
+    card.armed = false;
+    for (const b of acts.querySelectorAll('button.approve')) b.disabled = true;
+    card.append(hint, acts, status);
     card.addEventListener('click', () => select(req.id));
     return card;
   }
@@ -238,6 +229,32 @@
     $('n-pending').textContent = String(ids.length);
     $('no-requests').hidden = ids.length > 0;
     document.title = ids.length ? `(${ids.length}) bpfsbx dashboard` : 'bpfsbx dashboard';
+    requestAnimationFrame(armSeen);
+  }
+
+  // Which part of each pending card (from its top to its buttons) has been
+  // inside the window, as pixel ranges. A card whose height changes (the
+  // window was resized and its text wraps anew) starts again: the ranges
+  // were of the old layout. A hidden tab shows nothing.
+  function armSeen() {
+    if (document.hidden) return;
+    for (const card of $('requests').children) {
+      if (card.armed || !card.seen) continue;
+      const acts = card.querySelector('.actions');
+      const c = card.getBoundingClientRect();
+      const h = acts.getBoundingClientRect().top - c.top;
+      if (card.seenH !== h) { card.seen = []; card.seenH = h; }
+      const top = Math.max(0, -c.top), bottom = Math.min(h, window.innerHeight - c.top);
+      if (bottom > top) card.seen.push([top, bottom]);
+      card.seen.sort((a, b) => a[0] - b[0]);
+      let reach = 0;
+      for (const [a, b] of card.seen) if (a <= reach + 0.5) reach = Math.max(reach, b);
+      if (reach + 0.5 >= h) {
+        card.armed = true;
+        card.querySelector('p.arm').hidden = true;
+        if (!state.deciding.has(card.dataset.id)) for (const b of card.querySelectorAll('button.approve')) b.disabled = false;
+      }
+    }
   }
 
   function markSelected() {
@@ -303,7 +320,7 @@
       const msg = (r.body && r.body.error) || `HTTP ${r.status}`;
       if (card) {
         card.classList.remove('busy');
-        for (const b of card.querySelectorAll('button')) b.disabled = false;
+        for (const b of card.querySelectorAll('button')) b.disabled = !card.armed && b.classList.contains('approve');
         const st = card.querySelector('.status');
         st.textContent = visible(msg);
         st.className = 'status err';
@@ -603,6 +620,7 @@
       case 'o': case 's': case 'a': case 'd': {
         const b = card && card.querySelector(`button[data-key="${ev.key}"]`);
         if (b && !b.disabled) b.click();
+        else if (b && card && !card.armed) card.querySelector('.status').textContent = 'Not approved: scroll through the whole request to arm approve.';
         break;
       }
       default:
@@ -631,7 +649,10 @@
     $('filters').addEventListener('submit', (e) => e.preventDefault());
     $('verify').addEventListener('click', loadChains);
     document.addEventListener('keydown', onKey);
-    setInterval(tickCountdowns, 1000);
+    setInterval(() => { tickCountdowns(); armSeen(); }, 1000);
+    window.addEventListener('scroll', armSeen, { passive: true, capture: true });
+    window.addEventListener('resize', armSeen, { passive: true });
+    document.addEventListener('visibilitychange', armSeen);
     connect();
   }
 
