@@ -240,7 +240,7 @@ test_the_sessions_terminal_is_told_once_per_request() {
 		/tmp/esc-tty.out </dev/null >/dev/null || true
 	id=$(one_pending)
 	grep -q "EPERM 20 OK 0" /tmp/esc-tty.out || fail "the loop: $(cat /tmp/esc-tty.out)"
-	n=$(grep -c "bpfsbx: request $id is waiting for a person's decision: read $THOME/.aws/credentials" \
+	n=$(grep -c "bpfsbx: request $id is waiting for a person's decision: $THOME/.aws/credentials (read)" \
 		/tmp/esc-tty.out || true)
 	[ "$n" = 1 ] || fail "told $n times, want 1: $(cat -v /tmp/esc-tty.out)"
 

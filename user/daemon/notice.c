@@ -10,9 +10,9 @@
  * written once per request: repeats folded into a request say nothing.
  * The write never blocks the daemon: a terminal that cannot take it now
  * (stopped with ^S, a full pty nobody reads) loses the line, not the
- * daemon's loop. What the agent controls (a path, a host name) is escaped
- * before it reaches the terminal: no escape sequence of a session's
- * choosing is ever written by root to a person's screen.
+ * daemon's loop. What the agent controls (a path, a host name) goes
+ * through the approvers' rendering first: no escape sequence of a
+ * session's choosing is ever written by root to a person's screen.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "lib/text.h"
+#include "queue/render.h"
 #include "user/daemon/notice.h"
 #include "user/daemon/state.h"
 
@@ -42,46 +43,19 @@ void sbx_notice_close(struct sbx_session_rt *s)
 	s->notice_fd = 0;
 }
 
-/* printable ASCII as is, everything else as \xNN, at most max bytes of it */
-static void escaped(struct sbx_strbuf *b, const char *s, size_t max)
+/* The approvers' rule (queue/render.c) on one line: nothing a terminal
+ * would act on survives, line breaks are marked, not made */
+static void describe(struct sbx_strbuf *b, const json_t *req)
 {
-	size_t n = 0;
+	struct sbx_render_counts c = { 0 };
+	struct sbx_strbuf raw = { 0 };
 
-	for (; s && *s && n < max; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			sbx_sb_putc(b, (char)c);
-		else
-			sbx_sb_printf(b, "\\x%02x", c);
-	}
-	if (s && *s)
+	sbx_render_object_raw(&raw, req);
+	if (raw.p)
+		sbx_render_text(b, raw.p, raw.len > 300 ? 300 : raw.len, true, &c);
+	if (raw.len > 300)
 		sbx_sb_puts(b, "...");
-}
-
-static const char *jstr(json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
-/* "read /home/u/.aws/credentials", "connect 10.0.0.1:22", "look up x.com" */
-static void describe(struct sbx_strbuf *b, json_t *req)
-{
-	json_t *obj = json_object_get(req, "object");
-	const char *kind = jstr(req, "kind");
-
-	if (kind && !strcmp(kind, "host")) {
-		sbx_sb_puts(b, "look up ");
-		escaped(b, jstr(obj, "host"), 120);
-	} else if (kind && !strcmp(kind, "net")) {
-		sbx_sb_puts(b, "connect ");
-		escaped(b, jstr(obj, "name") ? jstr(obj, "name") : jstr(obj, "addr"), 120);
-		sbx_sb_printf(b, " port %lld", (long long)json_integer_value(json_object_get(obj, "port")));
-	} else {
-		escaped(b, jstr(obj, "access") ? jstr(obj, "access") : kind, 16);
-		sbx_sb_putc(b, ' ');
-		escaped(b, jstr(obj, "path"), 160);
-	}
+	free(raw.p);
 }
 
 void sbx_notice_request(struct sbx_session_rt *s, const char *id, json_t *req)
