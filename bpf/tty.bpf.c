@@ -12,7 +12,7 @@
  * again by the next pty of that number, outside, unless a second hook
  * removed every entry in time. The same point exists, with the same
  * arguments, on 6.1 and 6.12; an fexit on devpts_pty_new could not hold
- * the mark (tracing programs have no inode storage on either).
+ * the mark (inode storage is for LSM programs on 6.1).
  */
 #include "sbx_tty.h"
 
