@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 7
+#define SBX_ABI_VERSION 8
 
 /* ---- verdicts -------------------------------------------------------- */
 
@@ -518,6 +518,7 @@ enum sbx_builtin_rule {
 	SBX_RULE_DEST_UNPARSED	= SBX_RULE_BUILTIN + 15,/* a destination no hook can read */
 	SBX_RULE_LOOPBACK_OUTSIDE = SBX_RULE_BUILTIN + 16,/* loopback default: no rule named it */
 	SBX_RULE_DNS_PATH	= SBX_RULE_BUILTIN + 17,/* DNS not through the daemon */
+	SBX_RULE_TERMINAL	= SBX_RULE_BUILTIN + 18,/* a terminal not the session's own */
 };
 
 enum sbx_event_flags {

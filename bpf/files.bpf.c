@@ -5,6 +5,7 @@
  * denied unlink leaves the file, a denied rename moves nothing).
  */
 #include "sbx_file.h"
+#include "sbx_tty.h"
 
 #define RENAME_EXCHANGE (1 << 1)
 
@@ -20,6 +21,14 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 	 * is the hottest path, and each probe read is a helper call) */
 	fmode = file->f_mode;
 	flags = file->f_flags;
+	/* before the access mode: an ioctl-only open of a terminal is one */
+	if (sbx_is_chr(file->f_inode)) {
+		ret = sbx_tty_check(file, file->f_inode,
+				    (fmode & FMODE_WRITE) ? SBX_OP_OPEN_WRITE : SBX_OP_OPEN_READ,
+				    false);
+		if (ret)
+			return ret;
+	}
 	/* The binary of an execve (and a script's interpreter) is decided in
 	 * bprm_check_security, by the exec rules. open_exec() marks its open
 	 * with __FMODE_EXEC in f_flags, which open(2) cannot set (the flag is
@@ -217,7 +226,7 @@ int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_den
 /*
  * A file descriptor passed in over a unix socket (SCM_RIGHTS) was opened
  * by someone else, outside the session, and never went through
- * file_open here: receiving it is opening it.
+ * file_open here: receiving it is opening it (terminals: sbx_tty.h).
  */
 SEC("lsm/file_receive")
 int BPF_PROG(sbx_file_receive, struct file *file, int ret)
@@ -227,6 +236,11 @@ int BPF_PROG(sbx_file_receive, struct file *file, int ret)
 
 	if (ret || !sbx_maybe_in_session())
 		return ret;
+	if (sbx_is_chr(file->f_inode)) {
+		ret = sbx_tty_check(file, file->f_inode, SBX_OP_FILE_RECEIVE, true);
+		if (ret)
+			return ret;
+	}
 	fmode = BPF_CORE_READ(file, f_mode);
 	if (fmode & FMODE_READ)
 		acc |= SBX_ACCBIT(SBX_ACC_READ);

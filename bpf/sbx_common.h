@@ -284,6 +284,18 @@ SBX_MAP struct {
 	__type(value, struct sbx_vcache);
 } sbx_vcache SEC(".maps");
 
+/*
+ * The session that made a pty, kept on its slave's devpts inode
+ * (tty.bpf.c): the mark lives and dies with that inode, so a pty index
+ * that an outside process takes again later never inherits it.
+ */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} sbx_pty_owner SEC(".maps");
+
 /* ---- the per-task scratch ------------------------------------------- */
 
 /* Deeper than any real tree; a walk that reaches it is "cannot finish". */

@@ -239,6 +239,10 @@ const char *sbx_builtin_rule_text(uint32_t id)
 	case SBX_RULE_DNS_PATH:
 		return "built-in dns-path: names are resolved by bpfsbx; DNS over TLS, mDNS/LLMNR, "
 		       "DoH to public resolvers by address and the resolvers' own addresses are refused";
+	case SBX_RULE_TERMINAL:
+		return "built-in terminal: a terminal that is not the session's own (another pty, "
+		       "a VT, a serial line, the console, /dev/vcs*): it could draw on the "
+		       "approver's screen or read what the person types";
 	default:
 		return "built-in rule";
 	}

@@ -332,6 +332,8 @@ static const char *builtin_reason(uint32_t id)
 		return "this socket family is not allowed";
 	case SBX_RULE_DNS_PATH:
 		return "names are resolved by bpfsbx; other DNS paths are not allowed";
+	case SBX_RULE_TERMINAL:
+		return "a session may use only its own terminal, never the approver's or another";
 	}
 	return NULL;
 }
