@@ -74,7 +74,9 @@ test_project_repo_config_cannot_plant_a_command() {
 	for f in config.worktree commondir hooks/pre-commit hooks/post-commit; do
 		[ ! -e $PROJ/.git/$f ] || fail "planted .git/$f"
 	done
-	event object=$PROJ/.git/config.lock verdict=ask
+	# git config writes config.lock (the project's .git is writable) and is
+	# refused at the rename onto config; the raw append is refused at open
+	event object=$PROJ/.git/config verdict=ask
 	outside $PROJ
 }
 
@@ -118,7 +120,7 @@ test_nested_and_redirected_repositories_cannot_plant_a_command() {
 # hooks and commondir.
 test_submodule_and_worktree_repositories_cannot_plant_a_command() {
 	deferred_fixture
-	as_user sh -c "cd $PROJ && git init -q --separate-git-dir $PROJ/.git/modules/lib lib &&
+	as_user sh -c "mkdir -p $PROJ/.git/modules && cd $PROJ && git init -q --separate-git-dir $PROJ/.git/modules/lib lib &&
 		cd lib && echo l >readme.txt && git add readme.txt &&
 		git -c user.email=p@e -c user.name=person commit -qm lib &&
 		cd $PROJ && git worktree add -q /tmp/dfr-wt 2>/dev/null" || fail "setup: submodule, worktree"
