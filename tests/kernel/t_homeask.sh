@@ -1,7 +1,7 @@
 # agent-strict (issue 28, class 5): reads in the home directory outside the
 # project are asked, except caches, toolchains, shell and git configuration
 # and the agent's own state. How many asks does real work raise? A C build,
-# git, a Python test run and `npm test` run in a session of agent-strict in
+# git, a Python test run and a Node script run in a session of agent-strict in
 # which the home rule's ask is turned into audit (so that the run finishes
 # and every read it would have asked is recorded); each distinct object is
 # one ask a person would see. The figure goes to the log (MEASURE).
@@ -25,7 +25,6 @@ homeask_fixture() {
 	printf 'int twice(int x){return 2*x;}\n' >$PROJ/w/util.c
 	printf 'import json, sqlite3, subprocess, unittest\nclass T(unittest.TestCase):\n    def test_db(self):\n        c = sqlite3.connect(":memory:")\n        self.assertEqual(c.execute("select 2*21").fetchone()[0], 42)\n    def test_proc(self):\n        self.assertEqual(subprocess.run(["true"]).returncode, 0)\n' \
 		>$PROJ/w/tests/test_app.py
-	printf '{"name":"w","version":"1.0.0","scripts":{"test":"node t.js"}}\n' >$PROJ/w/package.json
 	printf 'require("assert").strictEqual(require("path").basename("/a/b"), "b"); console.log("node ok")\n' \
 		>$PROJ/w/t.js
 	chown -R $TUSER:$TUSER $THOME
@@ -33,11 +32,15 @@ homeask_fixture() {
 		fail "setup: git"
 }
 
-WORK="set -e; cd $PROJ/w; make -s; ./app; echo built
-	cd $PROJ; git status --short >/dev/null; git add -A; git commit -qm work; git log -1 --oneline >/dev/null
-	git diff HEAD~1 --stat >/dev/null; echo git-ok
-	python3 -m unittest discover -q -s w/tests 2>&1 | tail -n1
-	cd w && npm test --silent 2>&1 | tail -n1"
+WORK="set -e; step() { echo \"\$(date +%T) \$*\" >>/tmp/homeask.steps; }
+	step make; cd $PROJ/w; make -s; ./app; echo built
+	step git; cd $PROJ; git status --short >/dev/null; git add -A; git commit -qm work
+	git log -1 --oneline >/dev/null; git diff HEAD~1 --stat >/dev/null; echo git-ok
+	step python; python3 -m unittest discover -q -s w/tests 2>&1 | tail -n1
+	step node; node w/t.js; step done"
+
+# under TCG a session start, gcc, git, python and node take a minute or two
+timeout_test_agent_strict_asks_few_for_a_build_git_and_tests=540
 
 test_agent_strict_asks_few_for_a_build_git_and_tests() {
 	homeask_fixture
@@ -46,7 +49,10 @@ test_agent_strict_asks_few_for_a_build_git_and_tests() {
 	chmod 644 /tmp/homeask-measure.yaml
 	local from out objs n
 	from=$(wc -l <$EVENTS)
-	out=$(in_session /tmp/homeask-measure.yaml sh -c "$WORK" 2>&1) || fail "the work failed: $out"
+	rm -f /tmp/homeask.steps
+	out=$(in_session /tmp/homeask-measure.yaml timeout 420 sh -c "$WORK" 2>&1) ||
+		fail "the work failed: $out (steps: $(cat /tmp/homeask.steps 2>/dev/null | tr '\n' ' '))"
+	echo "MEASURE: agent-strict work steps: $(tr '\n' ' ' </tmp/homeask.steps)"
 	for w in built git-ok OK "node ok"; do
 		echo "$out" | grep -q "$w" || fail "missing '$w': $out"
 	done
@@ -62,7 +68,7 @@ for l in sys.stdin:
         seen.add((e.get("verdict"), e.get("operation"), e["object"]))
 for s in sorted(seen): print(*s)' $THOME)
 	n=$(echo "$objs" | grep -c . || true)
-	echo "MEASURE: agent-strict: $n distinct home reads asked for make + git + python -m unittest + npm test: $(echo "$objs" | awk '{print $3}' | tr '\n' ' ')"
+	echo "MEASURE: agent-strict: $n distinct home reads asked for make + git + python -m unittest + node: $(echo "$objs" | awk '{print $3}' | tr '\n' ' ')"
 	# none of the person's own files was read by the work
 	echo "$objs" | grep -q "notes.txt\|Documents" && fail "the work read the person's files: $objs"
 	# the same policy for real: a read of the person's files is asked
