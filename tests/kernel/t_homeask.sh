@@ -37,7 +37,8 @@ WORK="set -e; step() { echo \"\$(date +%T) \$*\" >>/tmp/homeask.steps; }
 	step git; cd $PROJ; git status --short >/dev/null; git add -A; git commit -qm work
 	git log -1 --oneline >/dev/null; git diff HEAD~1 --stat >/dev/null; echo git-ok
 	step python; python3 -m unittest discover -q -s w/tests 2>&1 | tail -n1
-	step node; node w/t.js; step done"
+	step node; node w/t.js; step done
+	cat $THOME/notes.txt >/dev/null"
 
 # under TCG a session start, gcc, git, python and node take a minute or two
 timeout_test_agent_strict_asks_few_for_a_build_git_and_tests=540
@@ -67,6 +68,11 @@ for l in sys.stdin:
     if e.get("verdict") in ("audit", "ask", "deny") and str(e.get("object", "")).startswith(sys.argv[1] + "/"):
         seen.add((e.get("verdict"), e.get("operation"), e["object"]))
 for s in sorted(seen): print(*s)' $THOME)
+	# the probe at the end (a read of the person's notes) shows that a read
+	# the home rule decides is recorded; it is not part of the work
+	echo "$objs" | grep -q "^audit .* $THOME/notes.txt$" ||
+		fail "the probe read was not recorded: the measure sees nothing ($objs)"
+	objs=$(echo "$objs" | grep -v " $THOME/notes.txt$" || true)
 	n=$(echo "$objs" | grep -c . || true)
 	echo "MEASURE: agent-strict: $n distinct home reads asked for make + git + python -m unittest + node: $(echo "$objs" | awk '{print $3}' | tr '\n' ' ')"
 	# none of the person's own files was read by the work
