@@ -83,6 +83,50 @@ CRED_LOCATIONS=(
 	'deny:.thunderbird/abcd.default/logins.json'
 	'deny:.ssh/id_ed25519'
 	'ask:.gnupg/private-keys-v1.d/key.key'
+	'ask:.bash_history'
+	'ask:.zsh_history'
+	'ask:.local/share/fish/fish_history'
+	'ask:.python_history'
+	'ask:.node_repl_history'
+	'ask:.psql_history'
+	'ask:.psql_history-proddb'
+	'ask:.mysql_history'
+	'ask:.sqlite_history'
+	'ask:.rediscli_history'
+	'ask:.irb_history'
+	'ask:.lesshst'
+	'ask:.local/state/lesshst'
+	'ask:.Rhistory'
+	'ask:/tmp/krb5cc_%U'
+	'ask:/tmp/krb5cc_%U_Xy3kQz'
+	'ask:/run/user/%U/krb5cc/tkt'
+	'ask:.config/krb/client.keytab'
+	'ask:/run/user/%U/containers/auth.json'
+	'ask:.dockercfg'
+	'deny:.Xauthority'
+	'deny:.ICEauthority'
+	'ask:.config/linode-cli'
+	'ask:.config/openstack/clouds.yaml'
+	'ask:.config/ngrok/ngrok.yml'
+	'ask:.sentryclirc'
+	'ask:.config/helm/repositories.yaml'
+	'ask:.bundle/config'
+	'ask:.config/pypoetry/auth.toml'
+	'ask:.subversion/auth/svn.simple/0123abcd'
+	'ask:.gemini/oauth_creds.json'
+	'ask:.local/share/opencode/auth.json'
+	'deny:.config/Slack/Cookies'
+	'deny:.config/discord/Local Storage/leveldb/000003.log'
+	'deny:.config/teams-for-linux/Cookies'
+	'deny:.config/Microsoft/Microsoft Teams/Cookies'
+	'deny:.config/Signal/config.json'
+	'deny:.config/Element/IndexedDB/vector_vector_0.indexeddb.leveldb/000003.log'
+	'deny:.config/Bitwarden/data.json'
+	'ask:Passwords.kdbx'
+	'deny:.var/app/org.mozilla.firefox/.mozilla/firefox/abcd.default-release/logins.json'
+	'deny:.var/app/com.google.Chrome/config/google-chrome/Default/Cookies'
+	'deny:snap/firefox/common/.mozilla/firefox/abcd.default/cookies.sqlite'
+	'deny:.config/vivaldi/Default/Login Data'
 )
 
 test_every_credential_location_is_denied_or_asked() {
@@ -91,7 +135,8 @@ test_every_credential_location_is_denied_or_asked() {
 	: >$list
 	: >$specs
 	for e in "${CRED_LOCATIONS[@]}"; do
-		p="$THOME/${e#*:}"
+		p=${e#*:}
+		case $p in /*) p=${p//%U/$TUID} ;; *) p="$THOME/$p" ;; esac
 		dirs+=("${p%/*}")
 		echo "$p" >>$list
 		printf 'object=%s\tverdict=%s\n' "$p" "${e%%:*}" >>$specs
@@ -99,6 +144,9 @@ test_every_credential_location_is_denied_or_asked() {
 	mkdir -p "${dirs[@]}"
 	while IFS= read -r p; do echo "CRED-SECRET-$i" >"$p"; i=$((i + 1)); done <$list
 	chown -R $TUSER:$TUSER $THOME
+	# the locations outside the home (/tmp, $XDG_RUNTIME_DIR) are the user's too
+	xargs -d '\n' chown $TUSER:$TUSER <$list
+	mkdir -p /run/user/$TUID && chown -R $TUSER:$TUSER /run/user/$TUID
 	chmod 644 $list
 	# one process in one session opens them all, one open(2) each (a
 	# process start costs tens of milliseconds under TCG)

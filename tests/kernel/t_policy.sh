@@ -102,12 +102,18 @@ test_metadata_and_private_networks() {
 }
 
 test_developer_workflow_untouched() {
-	rm -rf $PROJ/.sandbox $PROJ/app $PROJ/clone $PROJ/newrepo /srv/sbx/upstream.git
+	rm -rf $PROJ/.sandbox $PROJ/app $PROJ/f /srv/sbx/upstream.git
 	# an upstream repository outside the project
 	as_user sh -c "git -c init.defaultBranch=main init -q --bare /srv/sbx/upstream.git" || fail "setup"
 	as_user sh -c "cd /tmp && rm -rf seed && git init -q seed && cd seed && echo hi >f &&
 		git add f && git -c user.email=t@e -c user.name=t commit -qm seed &&
 		git push -q /srv/sbx/upstream.git HEAD:main" || fail "seed"
+	# the person clones (a new repository is asked inside a session: its
+	# .git is read by the person's git later; t_deferred.sh); the project
+	# is that repository, and the agent commits and fetches in it
+	rm -rf $PROJ/.git
+	as_user sh -c "cd $PROJ && git init -q && git remote add origin /srv/sbx/upstream.git &&
+		git fetch -q origin && git checkout -q -b main origin/main" || fail "clone"
 	mkdir -p $PROJ/app && chown -R $TUSER:$TUSER $PROJ
 	cat >$PROJ/app/Makefile <<'MK'
 app: main.o util.o
@@ -122,11 +128,9 @@ MK
 	out=$(in_session $AD sh -c "
 		set -e
 		cd $PROJ
-		git clone -q /srv/sbx/upstream.git clone
-		cd clone && echo more >>f && git add f
+		echo more >>f && git add f
 		git -c user.email=a@e -c user.name=agent commit -qm work && git log --oneline | wc -l
-		cd $PROJ && git init -q newrepo && cd newrepo && echo x >x && git add x &&
-			git -c user.email=a@e -c user.name=agent commit -qm first
+		git fetch -q origin
 		make -s -C $PROJ/app && $PROJ/app/app && echo built
 		t=\$(mktemp) && echo scratch >\$t && cat \$t >/dev/null && rm \$t && echo tmp-ok
 		python3 -c 'open(\"$PROJ/py.txt\",\"w\").write(\"from python\")' && cat $PROJ/py.txt

@@ -90,3 +90,26 @@ test_claude_json_symlink_is_not_followed_by_the_guard() {
 	cmp -s /srv/sbx/open/file.json /tmp/cj-before || fail "the guard wrote through a symlink"
 	[ -L $THOME/.claude.json ] || fail "the symlink was replaced"
 }
+
+# ... and while the session still runs: a `claude` the person starts in
+# another terminal meanwhile must not load the planted server (issue 28)
+test_user_scope_mcp_server_is_put_back_while_the_session_runs() {
+	writes_fixture
+	printf '{"numStartups": 3, "mcpServers": {}}\n' >$THOME/.claude.json
+	chown $TUSER:$TUSER $THOME/.claude.json
+	rm -f /tmp/cj-go /tmp/cj-planted
+	in_session $AD sh -c "printf '{\"numStartups\": 4, \"mcpServers\": {\"evil\": {\"command\": \"/tmp/evil\"}}}\n' \
+		>$THOME/.claude.json.tmp && mv $THOME/.claude.json.tmp $THOME/.claude.json && touch /tmp/cj-planted
+		while [ ! -e /tmp/cj-go ]; do sleep 0.1; done" &
+	local bg=$!
+	wait_for test -e /tmp/cj-planted || { touch /tmp/cj-go; fail "the session could not write ~/.claude.json"; }
+	# the session is alive; the daemon looks at the file every tick
+	wait_for sh -c "! grep -q evil $THOME/.claude.json" ||
+		{ touch /tmp/cj-go; fail "the planted MCP server stayed while the session ran: $(cat $THOME/.claude.json)"; }
+	[ -n "$(session_cgroups)" ] || fail "the session had already ended: this proves nothing"
+	"$SBXT" json-get $THOME/.claude.json numStartups | grep -qx 4 || fail "the agent's other keys were lost"
+	touch /tmp/cj-go
+	wait $bg || true
+	grep -q evil $THOME/.claude.json && fail "the planted server came back at session end"
+	true
+}

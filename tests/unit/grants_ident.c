@@ -222,6 +222,17 @@ SBX_TEST(grants, credential_inventory_generated_files_are_current)
 	CU_ASSERT_EQUAL(st, 0);
 }
 
+/* every location of policy/inventory/credentials.tsv is denied or asked by
+ * the shipped agent-default, with the verdict the inventory says (decided by
+ * policy/decide.c through `bpfsbx policy explain`): the list and the policy
+ * cannot drift apart */
+SBX_TEST(grants, credential_inventory_is_denied_or_asked_by_agent_default)
+{
+	int st = system("python3 tools/gen-credentials --verify-policy build/bpfsbx >/dev/null");
+
+	CU_ASSERT_EQUAL(st, 0);
+}
+
 /* request_access: the daemon, not the agent, says which object it is */
 SBX_TEST(grants, access_requests_get_the_daemons_identity)
 {

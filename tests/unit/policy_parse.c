@@ -21,6 +21,7 @@ void pt_dirs(const char *tmp, char **home, char **proj);
 struct sbx_policy *pt_load(const char *yaml, const char *home, const char *project,
 			   struct sbx_diags *d);
 bool pt_has_diag(const struct sbx_diags *d, enum sbx_diag_level lvl, const char *substr);
+int pt_verdict(const struct sbx_compiled *c, const char *path, enum sbx_access a);
 
 #define BAD_DIR "tests/unit/data/policy/bad"
 
@@ -302,4 +303,62 @@ SBX_TEST(policy_parse, missing_home_is_an_error)
 	CU_ASSERT_PTR_NULL(sbx_policy_load_buffer("x", y, sizeof(y) - 1, &env, &d));
 	CU_ASSERT(d.errors > 0);
 	sbx_diags_free(&d);
+}
+
+/* agent-strict asks reads in the home outside the project, allows the
+ * non-secret places builds read, and keeps agent-default's credential rules
+ * (they are closer to the file than its ~/ rule) */
+SBX_TEST(policy_parse, shipped_agent_strict)
+{
+	char *home, *proj, *file = pt_path("policy/shipped/agent-strict.yaml");
+	struct sbx_policy_env env;
+	struct sbx_diags d = { 0 };
+	struct sbx_compiled c;
+	struct sbx_policy *p;
+	static const struct { const char *rel; int verdict; } want[] = {
+		{ "notes.txt", SBX_V_ASK },
+		{ "Documents/tax.pdf", SBX_V_ASK },
+		{ NULL, SBX_V_ALLOW },	/* the project: src/main.c */
+		{ ".cache/pip/http/x", SBX_V_ALLOW },
+		{ ".rustup/toolchains/x", SBX_V_ALLOW },
+		{ ".gitconfig", SBX_V_ALLOW },
+		{ ".claude/settings.json", SBX_V_ALLOW },
+		{ ".ssh/known_hosts", SBX_V_ALLOW },
+		{ ".cache/huggingface/token", SBX_V_ASK },
+		{ ".aws/credentials", SBX_V_ASK },
+		{ ".claude/.credentials.json", SBX_V_ASK },
+		{ ".bash_history", SBX_V_ASK },
+		{ ".ssh/id_ed25519", SBX_V_DENY },
+		{ ".mozilla/firefox/p/logins.json", SBX_V_DENY },
+	};
+
+	pt_dirs(sbx_unit_tmpdir(), &home, &proj);
+	pt_env(&env, home, proj);
+	p = sbx_policy_load_file(file, &env, &d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_EQUAL(d.errors, 0);
+	CU_ASSERT_EQUAL_FATAL(sbx_policy_compile(p, 1, &c, &d), 0);
+	for (uint32_t id = 1; id <= sbx_policy_rule_count(p); id++) {
+		const struct sbx_rule_info *r = sbx_policy_rule(p, id);
+
+		if (!r->is_default)
+			CU_ASSERT(r->reason && strlen(r->reason) > 10);
+	}
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char *path = want[i].rel ? pt_path("%s/%s", home, want[i].rel) :
+					   pt_path("%s/src/main.c", proj);
+		int v = pt_verdict(&c, path, SBX_ACC_READ);
+
+		if (v != want[i].verdict)
+			fprintf(stderr, "agent-strict: %s: verdict %d, want %d\n", path, v,
+				want[i].verdict);
+		CU_ASSERT_EQUAL(v, want[i].verdict);
+		free(path);
+	}
+	sbx_compiled_free(&c);
+	sbx_policy_free(p);
+	sbx_diags_free(&d);
+	free(file);
+	free(home);
+	free(proj);
 }

@@ -535,7 +535,7 @@ static json_t *sandbox_status(struct sbx_mcp *m, json_t *rpc_id, json_t *args)
 	else
 		fprintf(f, "Mode: hooks only: commands are classified, nothing is enforced by the "
 			"kernel (this process is not in a kernel-confined session)\n");
-	sum = sbx_conn_policy_summary(cp, 40);
+	sum = sbx_conn_policy_summary(cp, 80);
 	fputs(sum ? sum : "", f);
 	free(sum);
 	list_requests(m, f);

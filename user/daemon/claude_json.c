@@ -5,8 +5,10 @@
  * Claude Code rewrites ~/.claude.json all the time, so a session may write
  * it; but its user-scope mcpServers (and hooks and permissions) start or
  * allow programs at the user's next `claude`, outside every session. So the
- * daemon keeps a copy from the session's start and, when the session ends,
- * puts the guarded keys back as they were. What the session had written
+ * daemon keeps a copy from the session's start and puts the guarded keys
+ * back as they were: within a tick of each change while the session runs
+ * (a `claude` the person starts meanwhile, outside, must not load them),
+ * and once more when it ends. What the session had written
  * there is kept in <project>/.sandbox/claude-json/SESSION.json and named in
  * the audit log, for the person to apply if they want it; every other key
  * the agent wrote stays.
@@ -139,7 +141,52 @@ int sbx_claude_json_restore(const struct sbx_session_rt *s, json_t *cur, const j
 	return (int)json_array_size(*what);
 }
 
+/* one look at the file: *seen filled; false when it is not there */
+static bool cj_stat(const struct sbx_session_rt *s, struct sbx_cj_seen *seen)
+{
+	struct stat st;
+
+	memset(seen, 0, sizeof(*seen));
+	if (!s->home)
+		return false;
+	{
+		int fd = open(s->home, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int rc;
+
+		if (fd < 0)
+			return false;
+		rc = fstatat(fd, ".claude.json", &st, AT_SYMLINK_NOFOLLOW);
+		close(fd);
+		if (rc)
+			return false;
+	}
+	seen->dev = st.st_dev;
+	seen->ino = st.st_ino;
+	seen->size = (uint64_t)st.st_size;
+	seen->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return true;
+}
+
+static void cj_check(struct sbx_session_rt *s, bool final);
+
+void sbx_claude_json_watch(struct sbx_session_rt *s)
+{
+	struct sbx_cj_seen now;
+
+	cj_stat(s, &now);
+	if (!memcmp(&now, &s->cj_seen, sizeof(now)))
+		return;
+	cj_check(s, false);
+	/* our own write, if any, is not a change to look at again */
+	cj_stat(s, &s->cj_seen);
+}
+
 void sbx_claude_json_check(struct sbx_session_rt *s)
+{
+	cj_check(s, true);
+}
+
+static void cj_check(struct sbx_session_rt *s, bool final)
 {
 	char *path = snap_path(s), *buf = NULL, *txt = NULL, *name = NULL;
 	json_t *snap = NULL, *cur = NULL, *what = NULL, *prop = NULL, *rec;
@@ -189,7 +236,8 @@ void sbx_claude_json_check(struct sbx_session_rt *s)
 out:
 	if (homefd >= 0)
 		close(homefd);
-	unlink(path);
+	if (final)
+		unlink(path);
 	free(path);
 	free(buf);
 	free(txt);

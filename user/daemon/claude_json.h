@@ -14,6 +14,9 @@ void sbx_claude_json_snapshot(const struct sbx_session_rt *s);
 /* at session end: the guarded keys back as they were; audit, and the
  * session's version kept in .sandbox/claude-json/ */
 void sbx_claude_json_check(struct sbx_session_rt *s);
+/* every daemon tick while the session runs: the same, when the file changed
+ * since the last look; the copy from the session's start is kept */
+void sbx_claude_json_watch(struct sbx_session_rt *s);
 /* the comparison itself, for the unit tests: old's guarded keys into cur;
  * *what: the changed key names, *prop: the session's values. Returns how
  * many changed. */

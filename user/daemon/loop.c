@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "user/daemon/claude_json.h"
 #include "user/daemon/control_client.h"
 #include "user/daemon/control_ops.h"
 #include "user/daemon/decisions.h"
@@ -532,6 +533,10 @@ static void on_timer(struct sbx_daemon *d)
 	sbx_events_flush_pending(d);
 	sbx_resolver_tick(d);
 	sbx_learned_expire(d);
+	/* a user-scope MCP server a session wrote must be gone before the
+	 * person's next `claude`, not at the session's end */
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
+		sbx_claude_json_watch(s);
 	if (++ticks % 5)
 		return;
 	sbx_learned_flush(d);

@@ -125,6 +125,12 @@ struct sbx_session_rt {
 	struct sbx_audit *audit;
 	int events_wd, done_wd;
 	int notice_fd;		/* run's terminal (notice.c); 0: none (a dup is >= 3) */
+	/* ~/.claude.json as last checked (claude_json.c): device, inode,
+	 * size and mtime, so that a tick costs one fstatat */
+	struct sbx_cj_seen {
+		uint64_t dev, ino, size;
+		int64_t mtime_ns;
+	} cj_seen;
 	bool dirty;		/* the saved state is behind: sbx_state_flush() */
 	/* names: host rules and DNS settings (names.hosts, names.dns,
 	 * names.hdr.net_default), the JSON they came as */
