@@ -360,15 +360,19 @@ int BPF_PROG(sbx_key_free, struct key *key)
  * Every use of a key passes here once the key's own permissions allowed
  * it: read, search, link, view, write, setattr. A key the session did not
  * make is refused, whatever it asks. key_ref_t carries "possessed" in its
- * low bit.
+ * low bit, and points to a struct that is only declared: the verifier
+ * does not let a program load such an argument from its context (6.12:
+ * rejected at the load), so it is read as a number out of the context,
+ * and the program is written without BPF_PROG, which would load it.
  */
 SEC("lsm/key_permission")
-int BPF_PROG(sbx_key_permission, unsigned long key_ref, const struct cred *cred,
-	     unsigned int need_perm, int ret)
+int sbx_key_permission(unsigned long long *ctx)
 {
+	int ret = (int)ctx[3];
+	__u32 need_perm = (__u32)ctx[2];
 	struct sbx_session *s;
 	struct sbx_event *e;
-	__u64 k = key_ref & ~1ul, cgid = 0, *owner;
+	__u64 key_ref = 0, k, cgid = 0, *owner;
 
 	if (ret || !sbx_maybe_in_session())
 		return ret;
@@ -376,13 +380,16 @@ int BPF_PROG(sbx_key_permission, unsigned long key_ref, const struct cred *cred,
 	if (!s)
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
+	if (bpf_probe_read_kernel(&key_ref, sizeof(key_ref), ctx))
+		key_ref = 0;	/* refused below: no key is at 0 */
+	k = key_ref & ~1ull;
 	owner = bpf_map_lookup_elem(&sbx_key_owner, &k);
 	if (owner && *owner == cgid)
 		return 0;
 	sbx_count_verdict(SBX_V_DENY);
 	e = sbx_event_begin(s, cgid, SBX_OP_KEY, SBX_V_DENY, SBX_RULE_KEY_OUTSIDE, -EPERM);
 	if (e) {
-		e->aux = BPF_CORE_READ((struct key *)k, serial);
+		e->aux = k ? BPF_CORE_READ((struct key *)k, serial) : 0;
 		e->port = need_perm;
 		sbx_event_describe(0, 0);
 		sbx_event_send(e);
