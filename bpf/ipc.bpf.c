@@ -25,7 +25,8 @@ static __always_inline void sbx_ipc_forget(void *map, void *obj)
 {
 	__u64 k = (__u64)obj;
 
-	bpf_map_delete_elem(map, &k);
+	if (obj)
+		bpf_map_delete_elem(map, &k);
 }
 
 /* ---- SysV IPC ------------------------------------------------------------- */

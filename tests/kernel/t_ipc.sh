@@ -78,16 +78,21 @@ test_sysv_own_objects_work_and_stay_the_sessions() {
 
 # ---- POSIX message queues ----------------------------------------------------------
 
+# Under agent-default the file rules refuse writes to message queues too
+# (the walk sees /NAME on the mqueue file system), so the owner check is
+# shown under redteam.yaml, whose files default is allow.
 test_posix_message_queue_outside_is_refused() {
 	as_user $SBXT mq make /sbx-ipc-q >/dev/null || fail "mq_open outside"
+	expect "ERR EPERM" in_session $POL/redteam.yaml $SBXT mq send /sbx-ipc-q leak
+	expect "ERR EPERM" in_session $POL/redteam.yaml $SBXT mq recv /sbx-ipc-q
 	expect "ERR EPERM" ipc_user $SBXT mq send /sbx-ipc-q leak
 	expect "ERR EAGAIN" as_user $SBXT mq recv /sbx-ipc-q
 	expect "OK" as_user $SBXT mq send /sbx-ipc-q IPC-MARKER-P
 	out=$(ipc_user $SBXT mq recv /sbx-ipc-q 2>&1) || true
 	[ "$out" = "ERR EPERM" ] || fail "mq_receive inside -> '$out'"
 	expect "GOT IPC-MARKER-P" as_user $SBXT mq recv /sbx-ipc-q
-	event operation=ipc verdict=deny rule.id=$R_IPC
-	expect "OK" ipc_user $SBXT mq own /sbx-ipc-own
+	event operation=ipc verdict=deny rule.id=$R_IPC object=/sbx-ipc-q
+	expect "OK" in_session $POL/redteam.yaml $SBXT mq own /sbx-ipc-own
 }
 
 # ---- FIFOs -------------------------------------------------------------------------
@@ -126,8 +131,11 @@ test_fifo_made_in_session_and_pipes_work() {
 	# on the overlay root too (the project), reopened by a second process
 	expect "mine" ipc_user sh -c "mkfifo $PROJ/own.fifo && { cat $PROJ/own.fifo & } &&
 		sh -c 'echo mine >$PROJ/own.fifo'; wait"
-	# the session's stdio pipes, reopened through /proc/self/fd
-	[ "$(ipc_user sh -c 'echo piped >/dev/stdout' | cat)" = piped ] || fail "/dev/stdout"
+	# the session's stdio pipe (the caller's, made outside) and a pipe of
+	# its own, reopened through /proc/self/fd
+	[ "$(as_user sh -c "$SBX run --policy $AD --project $PROJ -- sh -c 'echo piped >/dev/stdout' | cat")" = piped ] ||
+		fail "the stdio pipe through /dev/stdout"
+	expect "piped" ipc_user sh -c '(echo piped >/dev/stdout) | cat'
 	# made in one session, it is the next session's no more
 	expect "ERR EPERM" ipc_user $SBXT open /tmp/ipc-own.fifo r
 }
