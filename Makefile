@@ -315,7 +315,7 @@ DEB_BUILD := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
              libclang-rt-14-dev libldns-dev libmicrohttpd-dev libsystemd-dev scdoc
 DEB_TEST  := qemu-system-x86 busybox-static kmod cpio iproute2 bubblewrap sudo \
              python3 python3-dnslib git ca-certificates xz-utils tmux openssh-client \
-             acl attr e2fsprogs socat chromium curl systemd man-db logrotate prometheus
+             acl attr e2fsprogs socat keyutils libcap2-bin chromium curl systemd man-db logrotate prometheus
 deps:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEB_BUILD) $(DEB_TEST)

@@ -94,6 +94,10 @@ enum sbx_op {
 	SBX_OP_SETATTR,		/* utimes and other attribute changes */
 	SBX_OP_SIGNAL_OWNER,	/* F_SETOWN, FIOSETOWN: a signal target for SIGIO */
 	SBX_OP_DNS,		/* a query the daemon's resolver decided (no BPF event) */
+	SBX_OP_IPC,		/* a SysV message queue, semaphore set or shared memory
+				 * segment; aux = its id, name_hash = its key */
+	SBX_OP_KEY,		/* a kernel key or keyring; aux = its serial,
+				 * port = the permission asked (enum key_need_perm) */
 	SBX_OP_MAX
 };
 
@@ -519,6 +523,10 @@ enum sbx_builtin_rule {
 	SBX_RULE_LOOPBACK_OUTSIDE = SBX_RULE_BUILTIN + 16,/* loopback default: no rule named it */
 	SBX_RULE_DNS_PATH	= SBX_RULE_BUILTIN + 17,/* DNS not through the daemon */
 	SBX_RULE_TERMINAL	= SBX_RULE_BUILTIN + 18,/* a terminal not the session's own */
+	SBX_RULE_IPC_OUTSIDE	= SBX_RULE_BUILTIN + 19,/* a FIFO or SysV IPC object that the
+							 * session did not make */
+	SBX_RULE_KEY_OUTSIDE	= SBX_RULE_BUILTIN + 20,/* a key the session did not make */
+	SBX_RULE_EXEC_PRIV	= SBX_RULE_BUILTIN + 21,/* an exec that gains privileges */
 };
 
 enum sbx_event_flags {

@@ -16,26 +16,16 @@
 
 #define PROT_EXEC	0x4
 #define VM_EXEC		0x00000004
-#define S_ISUID		0004000
-#define S_ISGID		0002000
-#define S_IXGRP		00010
 
 /*
  * Files with no name left (memfd_create, or unlinked after opening) are
- * how fileless malware runs; setuid and setgid programs change who the
- * session runs as. Both are refused unless the policy allows them.
+ * how fileless malware runs: refused unless the policy allows them.
  */
-static __always_inline __u32 sbx_exec_kind(const struct sbx_session *s, struct file *file,
-					   bool bprm)
+static __always_inline __u32 sbx_exec_kind(const struct sbx_session *s, struct file *file)
 {
 	struct inode *inode = BPF_CORE_READ(file, f_inode);
-	__u32 nlink = BPF_CORE_READ(inode, __i_nlink);
-	__u16 mode = BPF_CORE_READ(inode, i_mode);
 
-	if (!nlink && !(s->pol.flags & SBX_PF_ALLOW_MEMFD_EXEC))
-		return SBX_RULE_EXEC_KIND;
-	if (bprm && !(s->pol.flags & SBX_PF_ALLOW_SETUID) &&
-	    ((mode & S_ISUID) || ((mode & S_ISGID) && (mode & S_IXGRP))))
+	if (!BPF_CORE_READ(inode, __i_nlink) && !(s->pol.flags & SBX_PF_ALLOW_MEMFD_EXEC))
 		return SBX_RULE_EXEC_KIND;
 	return 0;
 }
@@ -47,7 +37,7 @@ struct backing_file___sbx {
 	struct path user_path;
 } __attribute__((preserve_access_index));
 
-static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool bprm)
+static __always_inline int sbx_check_exec(struct file *file, __u16 op)
 {
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
@@ -75,7 +65,7 @@ static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool bprm
 	if (!s)
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
-	kind = sbx_exec_kind(s, file, bprm);
+	kind = sbx_exec_kind(s, file);
 	if (kind)
 		return sbx_file_refuse(s, cgid, mnt, d, SBX_ACC_EXEC, op, kind);
 	if (sbx_internal_mount(mnt))
@@ -88,7 +78,7 @@ int BPF_PROG(sbx_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	return sbx_check_exec(bprm->file, SBX_OP_EXEC, true);
+	return sbx_check_exec(bprm->file, SBX_OP_EXEC);
 }
 
 SEC("lsm/mmap_file")
@@ -99,7 +89,7 @@ int BPF_PROG(sbx_mmap_file, struct file *file, unsigned long reqprot, unsigned l
 		return ret;
 	if (!file || !(prot & PROT_EXEC) || !sbx_maybe_in_session())
 		return 0;
-	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, false);
+	return sbx_check_exec(file, SBX_OP_MMAP_EXEC);
 }
 
 SEC("lsm/file_mprotect")
@@ -115,5 +105,55 @@ int BPF_PROG(sbx_file_mprotect, struct vm_area_struct *vma, unsigned long reqpro
 	file = vma->vm_file;
 	if (!file)
 		return 0;
-	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, false);
+	return sbx_check_exec(file, SBX_OP_MMAP_EXEC);
+}
+
+/* kernel_cap_t: two 32-bit words on 6.1, one 64-bit word from 6.3; the
+ * same 8 bytes either way */
+static __always_inline __u64 sbx_caps(const struct cred *c, __u32 off)
+{
+	__u64 v = ~0ull;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (void *)c + off);
+	return v;
+}
+
+/*
+ * Privilege gained on exec, whatever gave it: the setuid and setgid bits
+ * (bprm_fill_uid) and file capabilities (security.capability, which the
+ * capability module reads) all end in the credentials computed for the
+ * new program, and this hook runs after the capability module has
+ * computed them and before the point of no return. A new effective uid
+ * or gid, or a permitted capability that the caller lacks, is a gain.
+ * What gains nothing runs: a setuid file on a nosuid mount, under
+ * no_new_privs, or one owned by the caller; root, whose capabilities are
+ * full already. (A mode-bit check before this one, in bprm_check, missed
+ * file capabilities and refused those that gain nothing.)
+ */
+SEC("lsm/bprm_creds_from_file")
+int BPF_PROG(sbx_bprm_creds, struct linux_binprm *bprm, struct file *file, int ret)
+{
+	const struct cred *new, *old;
+	struct sbx_session *s;
+	__u32 off = bpf_core_field_offset(struct cred, cap_permitted);
+	__u64 cgid = 0;
+
+	if (ret || !sbx_maybe_in_session())
+		return ret;
+	s = sbx_session_lookup(&cgid);
+	if (!s || (s->pol.flags & SBX_PF_ALLOW_SETUID))
+		return 0;
+	new = BPF_CORE_READ(bprm, cred);
+	old = BPF_CORE_READ(bpf_get_current_task_btf(), cred);
+	if (!new || !old)
+		goto refuse;	/* fail closed */
+	if (BPF_CORE_READ(new, euid.val) == BPF_CORE_READ(old, euid.val) &&
+	    BPF_CORE_READ(new, egid.val) == BPF_CORE_READ(old, egid.val) &&
+	    !(sbx_caps(new, off) & ~sbx_caps(old, off)))
+		return 0;
+refuse:
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	return sbx_file_refuse(s, cgid, BPF_CORE_READ(file, f_path.mnt),
+			       BPF_CORE_READ(file, f_path.dentry), SBX_ACC_EXEC, SBX_OP_EXEC,
+			       SBX_RULE_EXEC_PRIV);
 }

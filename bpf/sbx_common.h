@@ -251,6 +251,44 @@ SBX_MAP struct {
 	__type(value, struct sbx_learned);
 } sbx_learned SEC(".maps");
 
+/* ---- accomplices without sockets (ipc.bpf.c) ---- */
+
+/* a SysV message queue, semaphore set or shared memory segment (struct
+ * kern_ipc_perm *) that a session made -> that session; forgotten when the
+ * object is freed. Objects of processes outside, or made before the
+ * programs were loaded, have no entry. */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u64);
+} sbx_ipc_owner SEC(".maps");
+
+/*
+ * A key or keyring (struct key *) -> the session that made it, 0 for one
+ * made outside. Every key made while the programs are loaded is written,
+ * outside ones too: 6.12 has no key_free hook, so an address freed and
+ * given to a new key must not keep the old key's session. LRU: the
+ * entries of freed keys age out there; an entry that aged out reads as
+ * outside (fail closed).
+ */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u64);
+	__type(value, __u64);
+} sbx_key_owner SEC(".maps");
+
+/* a named FIFO or a POSIX message queue that a session made -> that
+ * session */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} sbx_chan_owner SEC(".maps");
+
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);	/* ~11,000 events of 1.4 KiB */
@@ -384,6 +422,12 @@ struct sbx_tscratch {
 	__u64 suf[64];		/* suffix hash of the last L bytes, by L */
 	char path[SBX_SCRATCH_PATH];
 	struct sbx_event ev;
+	/* a FIFO or message queue being made by this task (ipc.bpf.c):
+	 * path_mknod or inode_create names the dentry, d_instantiate gives
+	 * it its inode */
+	__u64 mknod_dentry;
+	__u64 mknod_cgid;
+	__u64 mknod_ns;
 };
 
 SBX_MAP struct {

@@ -84,6 +84,8 @@ static const char *const op_names[SBX_OP_MAX] = {
 	[SBX_OP_SETATTR] = "setattr",
 	[SBX_OP_SIGNAL_OWNER] = "signal_owner",
 	[SBX_OP_DNS] = "dns",
+	[SBX_OP_IPC] = "ipc",
+	[SBX_OP_KEY] = "key",
 };
 
 const char *sbx_op_name(unsigned op)
@@ -216,7 +218,7 @@ const char *sbx_builtin_rule_text(uint32_t id)
 	case SBX_RULE_PROC:
 		return "built-in proc: /proc of processes outside the session";
 	case SBX_RULE_EXEC_KIND:
-		return "built-in exec-kind: memfd, deleted or setuid executables";
+		return "built-in exec-kind: memfd or deleted executables";
 	case SBX_RULE_SOCKET_FAMILY:
 		return "built-in socket-family: a socket family or protocol the policy does not allow "
 		       "(unix, inet, inet6 and netlink route and sock_diag are; see sandbox: in "
@@ -243,6 +245,16 @@ const char *sbx_builtin_rule_text(uint32_t id)
 		return "built-in terminal: a terminal that is not the session's own (another pty, "
 		       "a VT, a serial line, the console, /dev/vcs*): it could draw on the "
 		       "approver's screen or read what the person types";
+	case SBX_RULE_IPC_OUTSIDE:
+		return "built-in ipc-outside: a FIFO, POSIX message queue or SysV message queue, "
+		       "semaphore or shared memory that the session did not make; whoever holds "
+		       "its other end outside would act for the session";
+	case SBX_RULE_KEY_OUTSIDE:
+		return "built-in key-outside: a kernel key or keyring that the session did not "
+		       "make (the user's keyrings, where tools keep tokens)";
+	case SBX_RULE_EXEC_PRIV:
+		return "built-in exec-privilege: the program would gain privileges (setuid, setgid "
+		       "or file capabilities); see sandbox: setuid_exec in docs/POLICY.md";
 	default:
 		return "built-in rule";
 	}

@@ -34,6 +34,11 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <mqueue.h>
 #include <sched.h>
 #include <termios.h>
 
@@ -1014,6 +1019,229 @@ static int dispatch_redteam(const char *c, char **a, int n, int *handled)
 	return 0;
 }
 
+/* ---- IPC without sockets (t_ipc.sh) ------------------------------------ */
+
+struct sbx_msgbuf {
+	long mtype;
+	char mtext[128];
+};
+
+/* sysv make KEY MARKER: a message queue, a shm segment holding MARKER and
+ * a semaphore set, all under KEY, mode 0666; prints "MSQ SHM SEM" ids */
+static int sysv_make(key_t key, const char *marker)
+{
+	int q = msgget(key, IPC_CREAT | 0666), m = shmget(key, 4096, IPC_CREAT | 0666);
+	int s = semget(key, 1, IPC_CREAT | 0666);
+	char *p;
+
+	if (q < 0 || m < 0 || s < 0)
+		return report(errno);
+	p = shmat(m, NULL, 0);
+	if (p == (void *)-1)
+		return report(errno);
+	snprintf(p, 4096, "%s", marker);
+	shmdt(p);
+	printf("%d %d %d\n", q, m, s);
+	return 0;
+}
+
+static int sysv_rm(const char *kind, int id)
+{
+	int rc;
+
+	if (!strcmp(kind, "msg"))
+		rc = msgctl(id, IPC_RMID, NULL);
+	else if (!strcmp(kind, "shm"))
+		rc = shmctl(id, IPC_RMID, NULL);
+	else
+		rc = semctl(id, 0, IPC_RMID);
+	return report(rc ? errno : 0);
+}
+
+static int sysv_stat(const char *kind, int id)
+{
+	struct msqid_ds q;
+	struct shmid_ds m;
+	struct semid_ds s;
+	int rc;
+
+	if (!strcmp(kind, "msg"))
+		rc = msgctl(id, IPC_STAT, &q);
+	else if (!strcmp(kind, "shm"))
+		rc = shmctl(id, IPC_STAT, &m);
+	else
+		rc = semctl(id, 0, IPC_STAT, &s);
+	return report(rc < 0 ? errno : 0);
+}
+
+static int sysv_get(const char *kind, key_t key)
+{
+	int rc;
+
+	if (!strcmp(kind, "msg"))
+		rc = msgget(key, 0);
+	else if (!strcmp(kind, "shm"))
+		rc = shmget(key, 0, 0);
+	else
+		rc = semget(key, 0, 0);
+	return report(rc < 0 ? errno : 0);
+}
+
+static int sysv_send(int id, const char *text)
+{
+	struct sbx_msgbuf b = { .mtype = 1 };
+
+	snprintf(b.mtext, sizeof(b.mtext), "%s", text);
+	return report(msgsnd(id, &b, strlen(b.mtext) + 1, IPC_NOWAIT) ? errno : 0);
+}
+
+/* prints "GOT TEXT", or ERR ENOMSG when the queue is empty */
+static int sysv_recv(int id)
+{
+	struct sbx_msgbuf b;
+
+	if (msgrcv(id, &b, sizeof(b.mtext), 0, IPC_NOWAIT) < 0)
+		return report(errno);
+	b.mtext[sizeof(b.mtext) - 1] = 0;
+	printf("GOT %s\n", b.mtext);
+	return 0;
+}
+
+/* prints what the segment holds, then OK */
+static int sysv_shmread(int id)
+{
+	char *p = shmat(id, NULL, SHM_RDONLY);
+
+	if (p == (void *)-1)
+		return report(errno);
+	printf("READ %.64s\n", p);
+	shmdt(p);
+	return report(0);
+}
+
+static int sysv_semop(int id)
+{
+	struct sembuf op = { .sem_num = 0, .sem_op = 1, .sem_flg = IPC_NOWAIT };
+
+	return report(semop(id, &op, 1) ? errno : 0);
+}
+
+static int sysv_semval(int id)
+{
+	int v = semctl(id, 0, GETVAL);
+
+	if (v < 0)
+		return report(errno);
+	printf("%d\n", v);
+	return 0;
+}
+
+/* objects of one's own, made and used: every step must work */
+static int sysv_own(void)
+{
+	struct sbx_msgbuf b = { .mtype = 1, .mtext = "mine" };
+	struct sembuf op = { .sem_num = 0, .sem_op = 1, .sem_flg = IPC_NOWAIT };
+	int q = msgget(IPC_PRIVATE, 0600), m = shmget(IPC_PRIVATE, 4096, 0600);
+	int s = semget(IPC_PRIVATE, 1, 0600);
+	struct msqid_ds qs;
+	char *p;
+
+	if (q < 0 || m < 0 || s < 0)
+		return report(errno);
+	if (msgsnd(q, &b, 5, IPC_NOWAIT) || msgrcv(q, &b, sizeof(b.mtext), 0, IPC_NOWAIT) != 5 ||
+	    strcmp(b.mtext, "mine") || msgctl(q, IPC_STAT, &qs))
+		return report(errno ? errno : EIO);
+	p = shmat(m, NULL, 0);
+	if (p == (void *)-1)
+		return report(errno);
+	strcpy(p, "mine");
+	shmdt(p);
+	p = shmat(m, NULL, SHM_RDONLY);
+	if (p == (void *)-1 || strcmp(p, "mine"))
+		return report(p == (void *)-1 ? errno : EIO);
+	shmdt(p);
+	if (semop(s, &op, 1) || semctl(s, 0, GETVAL) != 1)
+		return report(errno ? errno : EIO);
+	if (msgctl(q, IPC_RMID, NULL) || shmctl(m, IPC_RMID, NULL) || semctl(s, 0, IPC_RMID))
+		return report(errno);
+	return report(0);
+}
+
+/* POSIX message queues: mq make|send|recv|own NAME [TEXT] */
+static int mq_cmd(const char *op, const char *name, const char *text)
+{
+	struct mq_attr at = { .mq_maxmsg = 4, .mq_msgsize = 64 };
+	char buf[64];
+	mqd_t q;
+	ssize_t n;
+
+	if (!strcmp(op, "make")) {
+		q = mq_open(name, O_CREAT | O_RDWR, 0666, &at);
+		return report(q == (mqd_t)-1 ? errno : 0);
+	}
+	if (!strcmp(op, "send")) {
+		q = mq_open(name, O_WRONLY | O_NONBLOCK);
+		if (q == (mqd_t)-1)
+			return report(errno);
+		return report(mq_send(q, text, strlen(text), 0) ? errno : 0);
+	}
+	if (!strcmp(op, "recv")) {
+		q = mq_open(name, O_RDONLY | O_NONBLOCK);
+		if (q == (mqd_t)-1)
+			return report(errno);
+		n = mq_receive(q, buf, sizeof(buf), NULL);
+		if (n < 0)
+			return report(errno);
+		printf("GOT %.*s\n", (int)n, buf);
+		return 0;
+	}
+	if (!strcmp(op, "own")) {
+		q = mq_open(name, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK, 0600, &at);
+		if (q == (mqd_t)-1)
+			return report(errno);
+		mq_close(q);
+		q = mq_open(name, O_RDWR | O_NONBLOCK);	/* reopened by name */
+		if (q == (mqd_t)-1 || mq_send(q, "mine", 4, 0) ||
+		    mq_receive(q, buf, sizeof(buf), NULL) != 4)
+			return report(errno);
+		return report(mq_unlink(name) ? errno : 0);
+	}
+	return 2;
+}
+
+static int dispatch_ipc(const char *c, char **a, int n, int *handled)
+{
+	*handled = 1;
+	if (!strcmp(c, "sysv") && n >= 1) {
+		const char *op = a[0];
+
+		if (!strcmp(op, "make") && n >= 3)
+			return sysv_make((key_t)strtol(a[1], NULL, 0), a[2]);
+		if (!strcmp(op, "get") && n >= 3)
+			return sysv_get(a[1], (key_t)strtol(a[2], NULL, 0));
+		if (!strcmp(op, "rm") && n >= 3)
+			return sysv_rm(a[1], atoi(a[2]));
+		if (!strcmp(op, "stat") && n >= 3)
+			return sysv_stat(a[1], atoi(a[2]));
+		if (!strcmp(op, "send") && n >= 3)
+			return sysv_send(atoi(a[1]), a[2]);
+		if (!strcmp(op, "recv") && n >= 2)
+			return sysv_recv(atoi(a[1]));
+		if (!strcmp(op, "shmread") && n >= 2)
+			return sysv_shmread(atoi(a[1]));
+		if (!strcmp(op, "semop") && n >= 2)
+			return sysv_semop(atoi(a[1]));
+		if (!strcmp(op, "semval") && n >= 2)
+			return sysv_semval(atoi(a[1]));
+		if (!strcmp(op, "own"))
+			return sysv_own();
+	}
+	if (!strcmp(c, "mq") && n >= 2)
+		return mq_cmd(a[0], a[1], n > 2 ? a[2] : "");
+	*handled = 0;
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: sbxtest CMD ARGS (see tests/kernel/sbxtest.c)\n");
@@ -1035,6 +1263,9 @@ int main(int argc, char **argv)
 	{
 		int handled, rc = dispatch_redteam(c, a, n, &handled);
 
+		if (handled)
+			return rc;
+		rc = dispatch_ipc(c, a, n, &handled);
 		if (handled)
 			return rc;
 	}

@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/keyctl.h>
 #include <unistd.h>
 #include "user/cmd/cmd.h"
 #include "user/daemon/control_client.h"
@@ -67,6 +69,20 @@ static void __attribute__((noreturn)) exec_cmd(char **argv)
 	execvp(argv[0], argv);
 	fprintf(stderr, "bpfsbx: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/*
+ * The session keyring that `run` inherits is the login's (pam_keyinit
+ * links the user keyring into it), and the kernel refuses a session every
+ * key it did not make (bpf/ipc.bpf.c). So CMD starts with an empty session
+ * keyring of its own, made from inside the session, for the programs that
+ * keep keys there (keyctl, Kerberos' KEYRING cache). Without one they
+ * would only fail: nothing is opened by going on.
+ */
+static void join_own_keyring(void)
+{
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		sbx_warn("cannot make the session's own keyring: %s", strerror(errno));
 }
 
 /* Errors all; warnings (often "host did not resolve" on a machine without
@@ -136,6 +152,7 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 	setenv("BPFSBX_SESSION", sess ? sess : "", 1);
 	setenv("BPFSBX_PROJECT", project, 1);
 	json_decref(reply);
+	join_own_keyring();
 	/* this process is in the session now and has nothing left to do:
 	 * it becomes CMD (as env and nice do), so signals reach CMD as they
 	 * were sent, and its exit status or signal is CMD's own */
@@ -203,6 +220,7 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 			fprintf(stderr, "bpfsbx: cannot drop to uid %u: %s\n", uid, strerror(errno));
 			_exit(SBX_EXIT_FAIL);
 		}
+		join_own_keyring();	/* as the user, who owns it */
 		exec_cmd(cmd);
 	}
 	close(go[0]);

@@ -327,7 +327,14 @@ static const char *builtin_reason(uint32_t id)
 	case SBX_RULE_PROC:
 		return "other processes' /proc files are protected";
 	case SBX_RULE_EXEC_KIND:
-		return "this kind of executable (memfd, deleted, setuid) is not allowed";
+		return "this kind of executable (memfd, deleted) is not allowed";
+	case SBX_RULE_EXEC_PRIV:
+		return "programs that gain privileges (setuid, setgid, file capabilities) are not "
+		       "allowed";
+	case SBX_RULE_IPC_OUTSIDE:
+		return "IPC objects made outside the session are not reachable";
+	case SBX_RULE_KEY_OUTSIDE:
+		return "kernel keys made outside the session are not readable";
 	case SBX_RULE_SOCKET_FAMILY:
 		return "this socket family is not allowed";
 	case SBX_RULE_DNS_PATH:

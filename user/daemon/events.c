@@ -102,6 +102,10 @@ char *sbx_event_object(const struct sbx_event *e)
 		return sbx_asprintf("ioctl 0x%x", e->aux);
 	case SBX_OP_BPF:
 		return sbx_asprintf("bpf command %u", e->aux);
+	case SBX_OP_IPC:
+		return sbx_asprintf("SysV IPC id %u key 0x%08x", e->aux, (uint32_t)e->name_hash);
+	case SBX_OP_KEY:
+		return sbx_asprintf("key %u", e->aux);
 	default:
 		return sbx_strdup(sbx_op_name(e->op));
 	}

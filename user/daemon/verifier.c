@@ -27,7 +27,9 @@
  * marked optional may have no variant on a kernel: there, the operation
  * reaches another hook that covers it (6.1 sets POSIX ACLs through
  * inode_setxattr, 6.2 added inode_set_acl; 6.1 sends 32-bit ioctls to
- * file_ioctl, 6.7 added file_ioctl_compat).
+ * file_ioctl, 6.7 added file_ioctl_compat; 6.12 has no key_free, and keys
+ * are written down so that a freed key's entry cannot outlive it, see
+ * sbx_key_owner).
  */
 static const struct prog_variant {
 	const char *prog;
@@ -47,6 +49,7 @@ static const struct prog_variant {
 	{ "sbx_file_ioctl_compat_flags", "file_ioctl_compat", 3, true, NULL, false },
 	{ "sbx_file_fcntl", "file_fcntl", 3, false, "bpf_task_from_pid", false },
 	{ "sbx_file_fcntl_lookup", "file_fcntl", 3, false, "bpf_task_from_pid", true },
+	{ "sbx_key_free", "key_free", 1, true, NULL, false },
 };
 
 #define N_VARIANTS (sizeof(prog_variants) / sizeof(prog_variants[0]))

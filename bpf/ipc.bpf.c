@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ipc.bpf.c - accomplices without sockets. A process outside the session
+ * acts for whoever reaches it, whatever the channel: a unix socket
+ * (network.bpf.c), and also a named FIFO it reads, a SysV message queue,
+ * semaphore set or shared memory segment it serves, or a kernel keyring
+ * where the person's tools keep tokens. Each is decided like a unix
+ * socket, on who is at the other end: an object the session made is the
+ * session's own; anything else (made outside, by another session, or
+ * before the programs were loaded, when nobody recorded it) is refused,
+ * except a FIFO that a connect rule names. POSIX message queues are files
+ * of the mqueue file system, opened by mq_open through the kernel's
+ * internal mount, which no file rule sees: they are decided here, on who
+ * made them, like FIFOs.
+ */
+#include "sbx_file.h"
+
+#define S_IFMT			00170000
+#define S_IFIFO			0010000
+#define S_IFREG			0100000
+#define KEY_ALLOC_UID_KEYRING	0x0010
+#define MQUEUE_MAGIC		0x19800202
+
+static __always_inline void sbx_ipc_forget(void *map, void *obj)
+{
+	__u64 k = (__u64)obj;
+
+	if (obj)
+		bpf_map_delete_elem(map, &k);
+}
+
+/* ---- SysV IPC ------------------------------------------------------------- */
+
+/* The object is the session's from its birth. An object whose maker
+ * cannot be recorded is not made: it would be refused to its own maker. */
+static __always_inline int sbx_ipc_alloc(struct kern_ipc_perm *perm)
+{
+	__u64 k = (__u64)perm, cgid = 0;
+
+	if (!sbx_current_session(&cgid))
+		return 0;
+	if (bpf_map_update_elem(&sbx_ipc_owner, &k, &cgid, BPF_ANY)) {
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Every way to use an object: msgget/semget/shmget of an existing key
+ * (ipc_permission, then associate), msgsnd, msgrcv, semop, shmat
+ * (ipc_permission, then the operation's hook) and the *ctl calls (some,
+ * IPC_RMID, IPC_SET and the *_STAT_ANY commands, reach only their ctl
+ * hook). perm is NULL for the ctl commands that name no object
+ * (IPC_INFO): those tell limits, not contents.
+ */
+static __always_inline int sbx_ipc_check(struct kern_ipc_perm *perm)
+{
+	struct sbx_session *s;
+	struct sbx_event *e;
+	__u64 k = (__u64)perm, cgid = 0, *owner;
+
+	if (!perm || !sbx_maybe_in_session())
+		return 0;
+	s = sbx_session_lookup(&cgid);
+	if (!s)
+		return 0;
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	owner = bpf_map_lookup_elem(&sbx_ipc_owner, &k);
+	if (owner && *owner == cgid)
+		return 0;
+	sbx_count_verdict(SBX_V_DENY);
+	e = sbx_event_begin(s, cgid, SBX_OP_IPC, SBX_V_DENY, SBX_RULE_IPC_OUTSIDE, -EPERM);
+	if (e) {
+		e->aux = BPF_CORE_READ(perm, id);
+		e->name_hash = (__u32)BPF_CORE_READ(perm, key);
+		sbx_event_describe(0, 0);
+		sbx_event_send(e);
+	}
+	return -EPERM;
+}
+
+SEC("lsm/msg_queue_alloc_security")
+int BPF_PROG(sbx_msq_alloc, struct kern_ipc_perm *perm, int ret)
+{
+	return ret ?: sbx_ipc_alloc(perm);
+}
+
+SEC("lsm/sem_alloc_security")
+int BPF_PROG(sbx_sem_alloc, struct kern_ipc_perm *perm, int ret)
+{
+	return ret ?: sbx_ipc_alloc(perm);
+}
+
+SEC("lsm/shm_alloc_security")
+int BPF_PROG(sbx_shm_alloc, struct kern_ipc_perm *perm, int ret)
+{
+	return ret ?: sbx_ipc_alloc(perm);
+}
+
+/* freed after an RCU grace period: the address is not reused before */
+SEC("lsm/msg_queue_free_security")
+int BPF_PROG(sbx_msq_free, struct kern_ipc_perm *perm)
+{
+	sbx_ipc_forget(&sbx_ipc_owner, perm);
+	return 0;
+}
+
+SEC("lsm/sem_free_security")
+int BPF_PROG(sbx_sem_free, struct kern_ipc_perm *perm)
+{
+	sbx_ipc_forget(&sbx_ipc_owner, perm);
+	return 0;
+}
+
+SEC("lsm/shm_free_security")
+int BPF_PROG(sbx_shm_free, struct kern_ipc_perm *perm)
+{
+	sbx_ipc_forget(&sbx_ipc_owner, perm);
+	return 0;
+}
+
+SEC("lsm/ipc_permission")
+int BPF_PROG(sbx_ipc_permission, struct kern_ipc_perm *perm, short flag, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/msg_queue_associate")
+int BPF_PROG(sbx_msq_associate, struct kern_ipc_perm *perm, int flg, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/msg_queue_msgctl")
+int BPF_PROG(sbx_msq_msgctl, struct kern_ipc_perm *perm, int cmd, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/msg_queue_msgsnd")
+int BPF_PROG(sbx_msq_msgsnd, struct kern_ipc_perm *perm, struct msg_msg *msg, int flg, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+/* also run by a sender for each receiver it hands a message to: decided
+ * on the task that runs it, as every hook here */
+SEC("lsm/msg_queue_msgrcv")
+int BPF_PROG(sbx_msq_msgrcv, struct kern_ipc_perm *perm, struct msg_msg *msg,
+	     struct task_struct *target, long type, int mode, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/sem_associate")
+int BPF_PROG(sbx_sem_associate, struct kern_ipc_perm *perm, int flg, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/sem_semctl")
+int BPF_PROG(sbx_sem_semctl, struct kern_ipc_perm *perm, int cmd, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/sem_semop")
+int BPF_PROG(sbx_sem_semop, struct kern_ipc_perm *perm, struct sembuf *sops, unsigned int nsops,
+	     int alter, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/shm_associate")
+int BPF_PROG(sbx_shm_associate, struct kern_ipc_perm *perm, int flg, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/shm_shmctl")
+int BPF_PROG(sbx_shm_shmctl, struct kern_ipc_perm *perm, int cmd, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+SEC("lsm/shm_shmat")
+int BPF_PROG(sbx_shm_shmat, struct kern_ipc_perm *perm, char *shmaddr, int flg, int ret)
+{
+	return ret ?: sbx_ipc_check(perm);
+}
+
+/* ---- named FIFOs and POSIX message queues ---------------------------------- */
+
+static __always_inline bool sbx_is_mqueue(struct inode *inode)
+{
+	return (inode->i_mode & S_IFMT) == S_IFREG && inode->i_sb->s_magic == MQUEUE_MAGIC;
+}
+
+/* a FIFO or a POSIX message queue: a channel to whoever holds its other end */
+static __always_inline bool sbx_is_chan(struct inode *inode)
+{
+	return (inode->i_mode & S_IFMT) == S_IFIFO || sbx_is_mqueue(inode);
+}
+
+static __always_inline int sbx_chan_mark(struct dentry *dentry)
+{
+	struct sbx_tscratch *sc;
+	__u64 cgid = 0;
+
+	if (!sbx_session_lookup(&cgid))
+		return 0;
+	sc = sbx_scratch();
+	if (!sc) {
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return -EPERM;	/* unrecorded, it would be refused to its maker */
+	}
+	sc->mknod_dentry = (__u64)dentry;
+	sc->mknod_cgid = cgid;
+	sc->mknod_ns = bpf_ktime_get_boot_ns();
+	return 0;
+}
+
+/*
+ * Who made a FIFO is known only between path_mknod (the name, a negative
+ * dentry) and the file system's d_instantiate of that dentry (the inode):
+ * the task remembers the dentry in between. mq_open(O_CREAT) makes its
+ * queue through inode_create and d_instantiate the same way. Overlayfs makes the upper
+ * layer's FIFO on the way (a vfs_mknod of its own, with another dentry,
+ * which the mark does not match) and instantiates the overlay dentry
+ * last. A mark left by a mknod that failed is replaced by the next one,
+ * and expires: only the creation it was made for may use it.
+ */
+#define SBX_MKNOD_MARK_NS	1000000000ull
+
+SEC("lsm/path_mknod")
+int BPF_PROG(sbx_fifo_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	if (ret || (mode & S_IFMT) != S_IFIFO || !sbx_maybe_in_session())
+		return ret;
+	return sbx_chan_mark(dentry);
+}
+
+SEC("lsm/inode_create")
+int BPF_PROG(sbx_mqueue_create, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+	if (ret || dir->i_sb->s_magic != MQUEUE_MAGIC || !sbx_maybe_in_session())
+		return ret;
+	return sbx_chan_mark(dentry);
+}
+
+SEC("lsm/d_instantiate")
+int BPF_PROG(sbx_fifo_instantiate, struct dentry *dentry, struct inode *inode)
+{
+	struct sbx_tscratch *sc;
+	__u64 *owner;
+
+	if (!inode || !sbx_is_chan(inode) || !sbx_maybe_in_session())
+		return 0;
+	sc = bpf_task_storage_get(&sbx_tscratch, bpf_get_current_task_btf(), 0, 0);
+	if (!sc || sc->mknod_dentry != (__u64)dentry)
+		return 0;	/* a lookup, not this task's mknod */
+	sc->mknod_dentry = 0;
+	if (bpf_ktime_get_boot_ns() - sc->mknod_ns > SBX_MKNOD_MARK_NS)
+		return 0;
+	owner = bpf_inode_storage_get(&sbx_chan_owner, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (owner)
+		*owner = sc->mknod_cgid;
+	else
+		sbx_stat_inc(SBX_STAT_ERRORS);	/* it stays outside: refused */
+	return 0;
+}
+
+/*
+ * Opening a FIFO is connecting to whoever holds its other end. One the
+ * session made is its own; any other is decided by the connect rules of
+ * its path, as a unix socket's is, and refused when none names it. A
+ * message queue that the session did not make is refused: mq_open reaches
+ * it through the kernel's internal mount, where no rule's path leads.
+ * Anonymous pipes are on the kernel's internal mount: they reach file_open
+ * only through /proc/self/fd (`> /dev/stdout`), are the session's stdio or
+ * its own, and /proc/PID/fd of processes outside is refused already.
+ */
+SEC("lsm/file_open")
+int BPF_PROG(sbx_fifo_open, struct file *file, int ret)
+{
+	struct vfsmount *mnt;
+	struct sbx_session *s;
+	struct sbx_file_io *io;
+	__u64 cgid = 0, *owner;
+	bool mq;
+
+	if (ret)
+		return ret;
+	if (!sbx_is_chan(file->f_inode) || !sbx_maybe_in_session())
+		return 0;
+	s = sbx_session_lookup(&cgid);
+	if (!s)
+		return 0;
+	mnt = file->f_path.mnt;
+	mq = sbx_is_mqueue(file->f_inode);
+	if (!mq && sbx_internal_mount(mnt))
+		return 0;
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	owner = bpf_inode_storage_get(&sbx_chan_owner, file->f_inode, 0, 0);
+	if (owner && *owner == cgid)
+		return 0;
+	if (mq)
+		return sbx_file_refuse(s, cgid, mnt, file->f_path.dentry, SBX_ACC_CONNECT,
+				       SBX_OP_IPC, SBX_RULE_IPC_OUTSIDE);
+	io = sbx_file_io_get(s, cgid, mnt, file->f_path.dentry, SBX_ACCBIT(SBX_ACC_CONNECT),
+			     (file->f_mode & FMODE_WRITE) ? SBX_OP_OPEN_WRITE : SBX_OP_OPEN_READ);
+	if (!io)
+		return -EPERM;
+	sbx_file_walk(io);
+	if (io->v[SBX_ACC_CONNECT] <= SBX_V_ALLOW)
+		return 0;
+	if (io->rule[SBX_ACC_CONNECT] == SBX_RULE_LISTENER_OUTSIDE)
+		io->rule[SBX_ACC_CONNECT] = SBX_RULE_IPC_OUTSIDE;	/* the default */
+	return sbx_file_report(io);
+}
+
+/* ---- kernel keys ------------------------------------------------------------ */
+
+/*
+ * Every key made is written down with its maker's session (0: outside).
+ * The user's own keyrings (@u, @us) are made on first use by whoever
+ * touches them first, maybe a session: they are always outside.
+ */
+SEC("lsm/key_alloc")
+int BPF_PROG(sbx_key_alloc, struct key *key, const struct cred *cred, unsigned long flags, int ret)
+{
+	__u64 k = (__u64)key, owner = 0, cgid = 0;
+
+	if (ret)
+		return ret;
+	if (sbx_maybe_in_session() && sbx_session_lookup(&cgid) &&
+	    !(flags & KEY_ALLOC_UID_KEYRING))
+		owner = cgid;
+	if (bpf_map_update_elem(&sbx_key_owner, &k, &owner, BPF_ANY)) {
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		if (owner)
+			return -ENOMEM;	/* unrecorded, it would be refused to its maker */
+		/* no stale session may stay on this address */
+		bpf_map_delete_elem(&sbx_key_owner, &k);
+	}
+	return 0;
+}
+
+/* 6.1 only (6.12 has no key_free hook): the loader keeps it where it fits
+ * (user/daemon/verifier.c) */
+SEC("lsm/key_free")
+int BPF_PROG(sbx_key_free, struct key *key)
+{
+	sbx_ipc_forget(&sbx_key_owner, key);
+	return 0;
+}
+
+/*
+ * Every use of a key passes here once the key's own permissions allowed
+ * it: read, search, link, view, write, setattr. A key the session did not
+ * make is refused, whatever it asks. key_ref_t carries "possessed" in its
+ * low bit, and points to a struct that is only declared: the verifier
+ * does not let a program load such an argument from its context (6.12:
+ * rejected at the load), so it is read as a number out of the context,
+ * and the program is written without BPF_PROG, which would load it.
+ */
+SEC("lsm/key_permission")
+int sbx_key_permission(unsigned long long *ctx)
+{
+	int ret = (int)ctx[3];
+	__u32 need_perm = (__u32)ctx[2];
+	struct sbx_session *s;
+	struct sbx_event *e;
+	__u64 key_ref = 0, k, cgid = 0, *owner;
+
+	if (ret || !sbx_maybe_in_session())
+		return ret;
+	s = sbx_session_lookup(&cgid);
+	if (!s)
+		return 0;
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	if (bpf_probe_read_kernel(&key_ref, sizeof(key_ref), ctx))
+		key_ref = 0;	/* refused below: no key is at 0 */
+	k = key_ref & ~1ull;
+	owner = bpf_map_lookup_elem(&sbx_key_owner, &k);
+	if (owner && *owner == cgid)
+		return 0;
+	sbx_count_verdict(SBX_V_DENY);
+	e = sbx_event_begin(s, cgid, SBX_OP_KEY, SBX_V_DENY, SBX_RULE_KEY_OUTSIDE, -EPERM);
+	if (e) {
+		e->aux = k ? BPF_CORE_READ((struct key *)k, serial) : 0;
+		e->port = need_perm;
+		sbx_event_describe(0, 0);
+		sbx_event_send(e);
+	}
+	return -EPERM;
+}
