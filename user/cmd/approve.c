@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "lib/project.h"
 #include "queue/queue.h"
 #include "user/cmd/cmd.h"
 #include "user/cmd/watch_render.h"
@@ -127,7 +128,8 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 	};
 	const char *me = approve ? "approve" : "deny";
 	struct sbx_resolve_opts o = { .approve = approve, .scope = SBX_SCOPE_ONCE };
-	const char *dir = ".", *id;
+	const char *dir = NULL, *id;
+	char *project = NULL;
 	struct sbx_queue *q;
 	json_t *done = NULL;
 	char *err = NULL, *user = NULL;
@@ -184,7 +186,13 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 			"(they look like 20261130T101503.123456Z-4242-1a2b3c4d)\n", me, id);
 		return SBX_EXIT_USAGE;
 	}
-	q = sbx_queue_open(dir, 0, (uid_t)-1, (gid_t)-1, &err);
+	if (sbx_project_resolve(dir, &project, &err) < 0) {
+		fprintf(stderr, "bpfsbx %s: %s\n", me, err ? err : "no project");
+		free(err);
+		return SBX_EXIT_FAIL;
+	}
+	q = sbx_queue_open(project, 0, (uid_t)-1, (gid_t)-1, &err);
+	free(project);
 	if (!q) {
 		fprintf(stderr, "bpfsbx %s: %s\n", me, err ? err : "cannot open the queue");
 		free(err);

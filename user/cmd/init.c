@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpfsbx init [DIR] [--claude] [--mcp] [--codex] [--cursor] [--policy FILE]
+ * bpfsbx init [DIR] [--claude] [--mcp] [--codex] [--cursor] [--policy FILE] [--nested]
  *
  * Sets a project up for confined agents: DIR/.sandbox/policy.yaml (extends
  * agent-default), Claude Code hooks, the MCP server registration for
@@ -31,6 +31,7 @@
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
+#include "lib/project.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
 
@@ -140,11 +141,13 @@ static int read_cur(struct plan *pl, char **err)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bpfsbx init [DIR] [--claude] [--mcp] [--codex] [--cursor] [--policy FILE]\n"
+		"                   [--nested]\n"
 		"  --claude   Claude Code hooks in DIR/.claude/settings.json\n"
 		"  --mcp      the bpfsbx MCP server in DIR/.mcp.json (Claude Code)\n"
 		"  --codex    the MCP server in DIR/.codex/config.toml\n"
 		"  --cursor   the MCP server in DIR/.cursor/mcp.json\n"
 		"  --policy FILE  start .sandbox/policy.yaml from FILE instead of the template\n"
+		"  --nested   set DIR up even inside another project (an ancestor's .sandbox/)\n"
 		"Without --claude/--mcp/--codex/--cursor: --claude --mcp.\n"
 		"Originals are kept in DIR/%s; `bpfsbx uninstall DIR` restores them.\n"
 		"  -h, --help  this help\n",
@@ -163,15 +166,26 @@ static bool in_git(const char *dir)
 	return r;
 }
 
+/* set up already (then nested or not was decided before) */
+static bool has_sandbox_dir(const char *dir)
+{
+	struct stat st;
+	char *s = sbx_asprintf("%s/.sandbox", dir);
+	bool r = lstat(s, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(s);
+	return r;
+}
+
 static int cmd_init(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "claude", no_argument, NULL, 'c' }, { "mcp", no_argument, NULL, 'm' },
 		{ "codex", no_argument, NULL, 'x' }, { "cursor", no_argument, NULL, 'u' },
 		{ "policy", required_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "nested", no_argument, NULL, 'n' }, { NULL, 0, NULL, 0 },
 	};
-	bool claude = false, mcp = false, codex = false, cursor = false;
+	bool claude = false, mcp = false, codex = false, cursor = false, nested = false;
 	const char *policy_file = NULL, *dir_arg = ".";
 	struct plan plans[6];
 	size_t np = 0;
@@ -190,6 +204,7 @@ static int cmd_init(int argc, char **argv)
 		case 'x': codex = true; break;
 		case 'u': cursor = true; break;
 		case 'p': policy_file = optarg; break;
+		case 'n': nested = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return SBX_EXIT_USAGE;
 		}
@@ -217,6 +232,23 @@ static int cmd_init(int argc, char **argv)
 			free(dir);
 			return SBX_EXIT_FAIL;
 		}
+	}
+	/* every command run below dir would act on the outer project until
+	 * dir has its own .sandbox/: one project inside another is a choice */
+	if (!nested && strcmp(dir, "/") && !has_sandbox_dir(dir)) {
+		char *parent = sbx_strdup(dir), *outer = NULL;
+
+		*strrchr(parent, '/') = 0;
+		if (sbx_project_find(parent[0] ? parent : "/", &outer) == 0) {
+			fprintf(stderr, "bpfsbx init: %s is inside the project %s (it has .sandbox/); "
+				"commands run there act on it. To make %s a project of its own, "
+				"run bpfsbx init --nested\n", dir, outer, dir);
+			free(parent);
+			free(outer);
+			free(dir);
+			return SBX_EXIT_FAIL;
+		}
+		free(parent);
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0) {

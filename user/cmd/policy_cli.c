@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include "lib/alloc.h"
 #include "lib/fileio.h"
+#include "lib/project.h"
 #include "policy/policy.h"
 #include "user/cmd/cmd.h"
 #include "user/daemon/control_client.h"
@@ -61,6 +62,8 @@ struct popts {
 	bool dump;
 	bool no_resolve;
 	uint32_t policy_id;
+	char *found_project;	/* the project around the cwd, when not given */
+	char *found_file;	/* its .sandbox/policy.yaml */
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -158,11 +161,22 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 		o->target = o->file;
 		o->file = NULL;
 	}
+	/* from a subdirectory, the project around it, as for every command */
+	if (!o->project && sbx_project_resolve(NULL, &o->found_project, NULL) == 0)
+		o->project = o->found_project;
 	if (!o->file) {
-		if (access(SBX_POLICY_FILE, F_OK))
-			return usage_error("no FILE given and no ./%s here (run `bpfsbx init`, or "
-					   "name the policy file)", SBX_POLICY_FILE);
-		o->file = SBX_POLICY_FILE;
+		char *cwd = getcwd(NULL, 0);
+
+		/* named as a person would from here: relative in the project */
+		if (o->found_project)
+			o->found_file = cwd && !strcmp(cwd, o->found_project) ?
+				sbx_strdup(SBX_POLICY_FILE) :
+				sbx_asprintf("%s/%s", o->found_project, SBX_POLICY_FILE);
+		free(cwd);
+		if (!o->found_file || access(o->found_file, F_OK))
+			return usage_error("no FILE given and no %s here or above (run `bpfsbx "
+					   "init`, or name the policy file)", SBX_POLICY_FILE);
+		o->file = o->found_file;
 	}
 	if (mode == 'e' && (!!o->target + !!o->cmd + !!o->paths_from) != 1)
 		return usage_error("explain needs one PATH, HOST:PORT, -- CMD or --paths-from LIST");
@@ -653,16 +667,21 @@ static int policy_main(int argc, char **argv)
 	else
 		return usage_error("unknown subcommand '%s'", argv[1]);
 	rc = parse_opts(argc, argv, mode, &o);
-	if (rc)
-		return rc;
-	switch (mode) {
-	case 'c':
-		return cmd_check(&o);
-	case 'e':
-		return cmd_explain(&o);
-	default:
-		return cmd_compile(&o);
+	if (rc == 0) {
+		switch (mode) {
+		case 'c':
+			rc = cmd_check(&o);
+			break;
+		case 'e':
+			rc = cmd_explain(&o);
+			break;
+		default:
+			rc = cmd_compile(&o);
+		}
 	}
+	free(o.found_project);
+	free(o.found_file);
+	return rc;
 }
 
 SBX_COMMAND(policy, "policy", "check|explain|compile FILE ...",

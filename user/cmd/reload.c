@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "user/cmd/cmd.h"
 #include "user/daemon/control_client.h"
+#include "lib/project.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
@@ -76,7 +77,7 @@ static int cmd_reload(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	const char *policy_arg = NULL, *project_arg = ".";
+	const char *policy_arg = NULL, *project_arg = NULL;
 	char project[PATH_MAX], *name = NULL, *policy = NULL, *err = NULL;
 	json_t *req, *r = NULL, *v;
 	struct stat st;
@@ -110,8 +111,21 @@ static int cmd_reload(int argc, char **argv)
 	if (optind < argc) {
 		name = sbx_strdup(argv[optind]);
 	} else {
-		if (!realpath(project_arg, project)) {
-			sbx_err("reload: project directory '%s' does not exist", project_arg);
+		char *found = NULL;
+		bool ok;
+
+		/* a subdirectory reloads the project around it */
+		if (!project_arg && sbx_project_resolve(NULL, &found, NULL) == 0 &&
+		    strlen(found) < sizeof(project)) {
+			strcpy(project, found);
+			ok = true;
+		} else {
+			ok = realpath(project_arg ? project_arg : ".", project) != NULL;
+		}
+		free(found);
+		if (!ok) {
+			sbx_err("reload: project directory '%s' does not exist",
+				project_arg ? project_arg : ".");
 			return SBX_EXIT_FAIL;
 		}
 		name = find_session(project, &policy);

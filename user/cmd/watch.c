@@ -34,6 +34,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include "lib/text.h"
+#include "lib/project.h"
 #include "queue/queue.h"
 #include "queue/request.h"
 #include "user/cmd/cmd.h"
@@ -724,11 +725,20 @@ static int cmd_watch(int argc, char **argv)
 	w.nq = optind < argc ? (size_t)(argc - optind) : 1;
 	w.qs = calloc(w.nq, sizeof(*w.qs));
 	for (size_t k = 0; k < w.nq; k++) {
-		const char *dir = optind < argc ? argv[optind + (int)k] : ".";
-		char *err = NULL, *sbx = NULL;
+		const char *dir = optind < argc ? argv[optind + (int)k] : NULL;
+		char *err = NULL, *sbx = NULL, *found = NULL;
 		struct stat st;
 		unsigned fl = 0;
 
+		if (!dir) {
+			if (sbx_project_resolve(NULL, &found, &err) < 0) {
+				fprintf(stderr, "bpfsbx watch: %s\n", err ? err : "no project");
+				free(err);
+				status = SBX_EXIT_FAIL;
+				goto out;
+			}
+			dir = found;
+		}
 		/* create escalations/ only in a project that has .sandbox */
 		if (asprintf(&sbx, "%s/.sandbox", dir) >= 0 && lstat(sbx, &st) == 0 &&
 		    S_ISDIR(st.st_mode))
@@ -736,6 +746,7 @@ static int cmd_watch(int argc, char **argv)
 		free(sbx);
 		w.qs[k].dir = strdup(dir);
 		w.qs[k].q = sbx_queue_open(dir, fl, (uid_t)-1, (gid_t)-1, &err);
+		free(found);
 		if (!w.qs[k].q) {
 			fprintf(stderr, "bpfsbx watch: %s\n", err ? err : dir);
 			free(err);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "lib/project.h"
 #include "policy/policy.h"
 #include "queue/queue.h"
 #include "queue/request.h"
@@ -57,7 +58,7 @@ static const char *project(struct sbx_mcp *m)
 		if (m->o.project)
 			m->project = realpath(m->o.project, NULL);
 		else if (cwd)
-			sbx_conn_find_project(cwd, &m->project);
+			sbx_project_find(cwd, &m->project);
 		free(cwd);
 	}
 	return m->project;
@@ -68,7 +69,7 @@ static json_t *no_project(struct sbx_mcp *m)
 	char *t = sbx_asprintf("bpfsbx: no project: %s. Start the server with `bpfsbx mcp "
 			       "--project DIR` on a folder set up with `bpfsbx init`.",
 			       m->o.project ? "the --project folder does not exist"
-					    : "no .sandbox/policy.yaml above the working directory");
+					    : "no .sandbox/ in the working directory or above it");
 	json_t *r = tool_result(t, true, json_pack("{s:s}", "status", "error"));
 
 	free(t);
