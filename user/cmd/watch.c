@@ -187,19 +187,21 @@ static void refresh(struct watch *w)
 	free(keep);
 }
 
-/* the queue that holds ID (pending, else anywhere), for line commands */
-static struct wq *queue_of(struct watch *w, const char *id)
+/* the whole id that typed starts, and the queue that holds it */
+static int find_id(struct watch *w, const char *typed, char **id, struct wq **wq, char **err)
 {
-	static const char *const subs[] = { "pending", "claimed", "done" };
-	char name[SBX_ID_MAX + 8];
+	struct sbx_queue **qs = calloc(w->nq, sizeof(*qs));
+	size_t which = 0;
+	int rc;
 
-	snprintf(name, sizeof(name), "%s.json", id);
-	for (size_t s = 0; s < 3; s++)
-		for (size_t k = 0; k < w->nq; k++)
-			if (faccessat(sbx_queue_dirfd(w->qs[k].q, subs[s]), name, F_OK,
-				      AT_SYMLINK_NOFOLLOW) == 0)
-				return &w->qs[k];
-	return &w->qs[0];
+	if (!qs)
+		return -ENOMEM;
+	for (size_t k = 0; k < w->nq; k++)
+		qs[k] = w->qs[k].q;
+	rc = sbx_queue_find_id(qs, w->nq, typed, id, &which, err);
+	free(qs);
+	*wq = &w->qs[which < w->nq ? which : 0];
+	return rc;
 }
 
 /* ---- line mode ------------------------------------------------------------- */
@@ -263,8 +265,9 @@ static void answer(const char *id, int rc, const char *err, const json_t *done)
 
 static void line_command(struct watch *w, char *line)
 {
-	char *save = NULL, *verb, *id, *arg;
+	char *save = NULL, *verb, *id, *arg, *full = NULL;
 	struct sbx_resolve_opts o = { .scope = SBX_SCOPE_ONCE, .cmd_timeout_s = w->cmd_timeout };
+	struct wq *wq;
 	json_t *done = NULL;
 	char *err = NULL;
 	int rc;
@@ -285,11 +288,18 @@ static void line_command(struct watch *w, char *line)
 		       "deny ID [note], quit)", NULL);
 		return;
 	}
-	if (!id || !sbx_id_valid(id)) {
-		answer(id, -EINVAL, id ? "not a request id" : "which request? (approve ID, deny ID)",
-		       NULL);
+	if (!id) {
+		answer(id, -EINVAL, "which request? (approve ID, deny ID)", NULL);
 		return;
 	}
+	/* a unique start of an id will do (queue/queue.c), as for approve */
+	rc = find_id(w, id, &full, &wq, &err);
+	if (rc) {
+		answer(id, rc, err, NULL);
+		free(err);
+		return;
+	}
+	id = full;
 	o.approve = !strcmp(verb, "approve");
 	if (o.approve && arg) {
 		char *end = arg + strcspn(arg, " \t\r");
@@ -297,6 +307,7 @@ static void line_command(struct watch *w, char *line)
 		*end = 0;
 		if (sbx_scope_parse(arg) < 0) {
 			answer(id, -EINVAL, "scope must be once, session or always", NULL);
+			free(full);
 			return;
 		}
 		o.scope = (enum sbx_scope)sbx_scope_parse(arg);
@@ -304,10 +315,11 @@ static void line_command(struct watch *w, char *line)
 		arg[strcspn(arg, "\r")] = 0;
 		o.note = arg;
 	}
-	rc = sbx_queue_resolve(queue_of(w, id)->q, id, &o, &done, &err);
+	rc = sbx_queue_resolve(wq->q, id, &o, &done, &err);
 	answer(id, rc, err, done);
 	json_decref(done);
 	free(err);
+	free(full);
 }
 
 /* ---- deciding (auto mode and keys) ---------------------------------------- */
