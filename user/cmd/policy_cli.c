@@ -27,6 +27,7 @@
 #include "lib/alloc.h"
 #include "lib/fileio.h"
 #include "lib/project.h"
+#include "lib/shipped.h"
 #include "policy/policy.h"
 #include "user/cmd/cmd.h"
 #include "user/daemon/control_client.h"
@@ -160,6 +161,12 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 	if (mode == 'e' && npos == 1 && !o->cmd && !o->paths_from) {
 		o->target = o->file;
 		o->file = NULL;
+	}
+	/* a shipped policy by name, as extends: takes it; a file of that name wins */
+	if (o->file && access(o->file, F_OK) < 0 && sbx_shipped_name_ok(o->file)) {
+		o->found_file = sbx_shipped_policy(o->file, NULL, NULL);
+		if (o->found_file)
+			o->file = o->found_file;
 	}
 	/* from a subdirectory, the project around it, as for every command */
 	if (!o->project && sbx_project_resolve(NULL, &o->found_project, NULL) == 0)

@@ -17,6 +17,7 @@
 #include "user/cmd/cmd.h"
 #include "user/daemon/control_client.h"
 #include "lib/project.h"
+#include "lib/shipped.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
@@ -78,9 +79,8 @@ static int cmd_reload(int argc, char **argv)
 		{}
 	};
 	const char *policy_arg = NULL, *project_arg = NULL;
-	char project[PATH_MAX], *name = NULL, *policy = NULL, *err = NULL;
+	char project[PATH_MAX], *name = NULL, *policy = NULL, *err = NULL, *given = NULL;
 	json_t *req, *r = NULL, *v;
-	struct stat st;
 	size_t i;
 	int c, rc = SBX_EXIT_FAIL;
 
@@ -104,8 +104,9 @@ static int cmd_reload(int argc, char **argv)
 		sbx_err("reload: unexpected argument '%s'", argv[optind + 1]);
 		return SBX_EXIT_USAGE;
 	}
-	if (policy_arg && (stat(policy_arg, &st) || !S_ISREG(st.st_mode))) {
-		sbx_err("reload: policy file '%s' not found", policy_arg);
+	if (policy_arg && !(given = sbx_policy_arg(policy_arg))) {
+		sbx_err("reload: policy file '%s' not found (nor a shipped policy of that name: "
+			"agent-default, strict, audit-only)", policy_arg);
 		return SBX_EXIT_FAIL;
 	}
 	if (optind < argc) {
@@ -126,15 +127,18 @@ static int cmd_reload(int argc, char **argv)
 		if (!ok) {
 			sbx_err("reload: project directory '%s' does not exist",
 				project_arg ? project_arg : ".");
+			free(given);
 			return SBX_EXIT_FAIL;
 		}
 		name = find_session(project, &policy);
-		if (!name)
+		if (!name) {
+			free(given);
 			return SBX_EXIT_FAIL;
+		}
 	}
-	if (policy_arg) {
+	if (given) {
 		free(policy);
-		policy = realpath(policy_arg, NULL);
+		policy = given;
 	}
 	if (!policy) {
 		sbx_err("reload: give the policy with --policy FILE");

@@ -303,11 +303,12 @@ static int cmd_run(int argc, char **argv)
 		return SBX_EXIT_FAIL;
 	}
 	if (policy_arg) {
-		if (stat(policy_arg, &st) || !S_ISREG(st.st_mode)) {
-			sbx_err("run: policy file '%s' not found", policy_arg);
+		policy = sbx_policy_arg(policy_arg);
+		if (!policy) {
+			sbx_err("run: policy file '%s' not found (nor a shipped policy of that name: "
+				"agent-default, strict, audit-only)", policy_arg);
 			return SBX_EXIT_FAIL;
 		}
-		policy = realpath(policy_arg, NULL);
 	} else {
 		char *p = sbx_asprintf("%s/.sandbox/policy.yaml", project);
 
