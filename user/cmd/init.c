@@ -166,6 +166,30 @@ static bool in_git(const char *dir)
 	return r;
 }
 
+/* an executable NAME in a directory of $PATH */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL;
+	bool found = false;
+
+	if (!path || !*path)
+		return false;
+	copy = sbx_strdup(path);
+	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+		char *p;
+		struct stat st;
+
+		if (d[0] != '/')	/* "." or "": relative to where the agent runs */
+			continue;
+		p = sbx_asprintf("%s/%s", d, name);
+		found = stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
+		free(p);
+	}
+	free(copy);
+	return found;
+}
+
 /* set up already (then nested or not was decided before) */
 static bool has_sandbox_dir(const char *dir)
 {
@@ -256,6 +280,14 @@ static int cmd_init(int argc, char **argv)
 		goto out;
 	}
 	exe[n] = 0;
+	/* the hooks and .mcp.json are committed: they name bpfsbx as PATH
+	 * finds it, not where this machine keeps it */
+	if (on_path("bpfsbx"))
+		snprintf(exe, sizeof(exe), "bpfsbx");
+	else
+		fprintf(stderr, "bpfsbx init: warning: bpfsbx is not on PATH, so the hooks and the "
+			"MCP registration name %s, a path of this machine; install bpfsbx (make "
+			"install) and run init again before committing them\n", exe);
 	if (policy_file) {
 		int r = sbx_read_file(policy_file, SBX_MAX_CONFIG, &policy_text, &policy_len);
 

@@ -55,8 +55,13 @@ static const char *project(struct sbx_mcp *m)
 		char *cwd = getcwd(NULL, 0);
 
 		m->project_looked = true;
+		const char *env = getenv("CLAUDE_PROJECT_DIR");
+
+		/* as the hook finds it: Claude Code's project, else the cwd's */
 		if (m->o.project)
 			m->project = realpath(m->o.project, NULL);
+		else if (env && env[0] == '/' && sbx_project_find(env, &m->project) == 0)
+			;
 		else if (cwd)
 			sbx_project_find(cwd, &m->project);
 		free(cwd);
