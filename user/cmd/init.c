@@ -26,6 +26,7 @@
 #include "user/cmd/cmd.h"
 #include "user/connector/install.h"
 #include "user/connector/conn_policy.h"
+#include "user/daemon/kernel.h"
 #include "user/daemon/loop.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
@@ -447,10 +448,25 @@ static int cmd_init(int argc, char **argv)
 	if (sbx_daemon_running(NULL))
 		printf("Mode: kernel-enforced: the bpfsbx daemon is running; start the agent "
 		       "with `bpfsbx run -- claude`\n");
-	else
+	else if (sbx_bpf_lsm_active(NULL))
 		printf("Mode: hooks only: commands are classified, nothing is enforced by the "
 		       "kernel (no bpfsbx daemon is running; `sudo systemctl start bpfsbx`, "
 		       "`bpfsbx doctor` says what this kernel needs)\n");
+	else	/* a daemon could not start here: do not send the person to one */
+		printf("Mode: hooks only: commands are classified, nothing is enforced by the "
+		       "kernel (this kernel has no BPF-LSM, so no bpfsbx daemon can run here; "
+		       "`bpfsbx doctor` says how to enable it)\n");
+	/* Codex and Cursor have no hooks: only what goes through the MCP
+	 * server is checked; their own shell and file tools are not */
+	if ((codex || cursor) && !sbx_daemon_running(NULL))
+		printf("%s%s%s: MCP only: the bpfsbx tools are offered to the agent, but nothing "
+		       "stops its own shell, file and network tools; only `bpfsbx run` (a kernel "
+		       "with BPF-LSM and the daemon) confines them\n", codex ? "Codex" : "",
+		       codex && cursor ? " and " : "", cursor ? "Cursor" : "");
+	else if (codex || cursor)
+		printf("%s%s%s: no hooks: start the agent with `bpfsbx run -- AGENT` to confine "
+		       "its own tools; the MCP server only offers the bpfsbx tools\n",
+		       codex ? "Codex" : "", codex && cursor ? " and " : "", cursor ? "Cursor" : "");
 	if (!changed)
 		printf("bpfsbx init: %s is already set up; nothing changed\n", dir);
 	else
