@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -127,6 +128,7 @@ static void refresh(struct watch *w)
 		char *err = NULL;
 		size_t i;
 
+		sbx_queue_expire(w->qs[k].q, time(NULL), NULL);	/* denied at their deadline */
 		if (sbx_queue_list(w->qs[k].q, "pending", &a, &err) < 0) {
 			if (w->tty)
 				set_status(w, "%s: %s", w->qs[k].dir, err ? err : "cannot list");
