@@ -259,3 +259,40 @@ const char *sbx_builtin_rule_text(uint32_t id)
 		return "built-in rule";
 	}
 }
+
+const char *sbx_builtin_rule_name(uint32_t id)
+{
+	static const char *const names[] = {
+		[SBX_RULE_SANDBOX_DIR - SBX_RULE_BUILTIN] = "sandbox-dir",
+		[SBX_RULE_PROTECTED - SBX_RULE_BUILTIN] = "protected",
+		[SBX_RULE_PSEUDOFS - SBX_RULE_BUILTIN] = "pseudofs",
+		[SBX_RULE_WALK_LIMIT - SBX_RULE_BUILTIN] = "walk-limit",
+		[SBX_RULE_ERROR - SBX_RULE_BUILTIN] = "error",
+		[SBX_RULE_LAUNDER - SBX_RULE_BUILTIN] = "launder",
+		[SBX_RULE_SELF_PROTECT - SBX_RULE_BUILTIN] = "self-protection",
+		[SBX_RULE_GRANT - SBX_RULE_BUILTIN] = "grant",
+		[SBX_RULE_PROC - SBX_RULE_BUILTIN] = "proc",
+		[SBX_RULE_EXEC_KIND - SBX_RULE_BUILTIN] = "exec-kind",
+		[SBX_RULE_SOCKET_FAMILY - SBX_RULE_BUILTIN] = "socket-family",
+		[SBX_RULE_PINNED - SBX_RULE_BUILTIN] = "pinned",
+		[SBX_RULE_LISTENER_OUTSIDE - SBX_RULE_BUILTIN] = "listener-outside",
+		[SBX_RULE_LISTENER_HIDDEN - SBX_RULE_BUILTIN] = "listener-hidden",
+		[SBX_RULE_DEST_UNPARSED - SBX_RULE_BUILTIN] = "dest-unparsed",
+		[SBX_RULE_LOOPBACK_OUTSIDE - SBX_RULE_BUILTIN] = "loopback-outside",
+		[SBX_RULE_DNS_PATH - SBX_RULE_BUILTIN] = "dns-path",
+	};
+	uint32_t i = id - SBX_RULE_BUILTIN;
+
+	if (id < SBX_RULE_BUILTIN)
+		return NULL;
+	return i < sizeof(names) / sizeof(names[0]) && names[i] ? names[i] : "built-in";
+}
+
+const char *sbx_rule_id_label(uint32_t id, char *buf, size_t len)
+{
+	if (id >= SBX_RULE_BUILTIN)
+		snprintf(buf, len, "built-in:%s", sbx_builtin_rule_name(id));
+	else
+		snprintf(buf, len, "%u", id);
+	return buf;
+}

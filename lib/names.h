@@ -33,5 +33,11 @@ const char *sbx_optional_family(size_t i, int *af);
 size_t sbx_optional_family_count(void);
 /* "built-in sandbox-dir: .sandbox directories ... are never writable" */
 const char *sbx_builtin_rule_text(uint32_t id);
+/* "sandbox-dir": the short name of a built-in rule (id >= SBX_RULE_BUILTIN;
+ * "built-in" for one this table lacks), NULL for a policy's own rule */
+const char *sbx_builtin_rule_name(uint32_t id);
+/* "7" for a policy's rule, "built-in:listener-outside" for a built-in one:
+ * how a person reads a rule id (policy compile --dump) */
+const char *sbx_rule_id_label(uint32_t id, char *buf, size_t len);
 
 #endif

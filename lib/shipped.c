@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "lib/shipped.h"
 #include "lib/text.h"
 
@@ -75,4 +77,21 @@ char *sbx_shipped_policy(const char *name, const char *dir, char **looked)
 	else
 		free(tried.p);
 	return found;
+}
+
+char *sbx_policy_arg(const char *arg)
+{
+	struct stat st;
+	char *p;
+
+	if (!arg || !*arg) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode))
+		return realpath(arg, NULL);
+	p = sbx_shipped_name_ok(arg) ? sbx_shipped_policy(arg, NULL, NULL) : NULL;
+	if (!p)
+		errno = ENOENT;
+	return p;
 }

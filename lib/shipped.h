@@ -17,4 +17,12 @@ bool sbx_shipped_name_ok(const char *name);
  */
 char *sbx_shipped_policy(const char *name, const char *dir, char **looked);
 
+/*
+ * What a person gave as --policy or a policy FILE: a path when that file
+ * exists (a path wins), else the shipped policy of that name, as
+ * `extends:` takes it. Canonical path (malloc'd), or NULL with errno
+ * ENOENT: neither.
+ */
+char *sbx_policy_arg(const char *arg);
+
 #endif

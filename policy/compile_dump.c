@@ -72,6 +72,15 @@ static void put_dev_ino(struct dout *d, uint32_t dev, uint64_t ino)
 	put_u64(d, ino);
 }
 
+/* "#7", or "#built-in:sandbox-dir" for an id no policy has */
+static void put_rule(struct dout *d, uint32_t id)
+{
+	char buf[48];
+
+	dputc(d, '#');
+	dputs(d, sbx_rule_id_label(id, buf, sizeof(buf)));
+}
+
 static void dump_rule(struct dout *d, const struct sbx_file_rule *r)
 {
 	for (int a = 0; a < SBX_ACC_MAX; a++) {
@@ -80,8 +89,7 @@ static void dump_rule(struct dout *d, const struct sbx_file_rule *r)
 		dputc(d, '=');
 		dputs(d, sbx_verdict_name(r->verdict[a]));
 		if (r->verdict[a] != SBX_V_NONE) {
-			dputc(d, '#');
-			put_u64(d, r->rule_id[a]);
+			put_rule(d, r->rule_id[a]);
 		}
 	}
 }
@@ -134,8 +142,7 @@ static void dump_net(struct dout *d, const char *tag, int family, uint32_t prefi
 		dputs(d, sbx_proto_name(v->r[i].proto));
 		dputc(d, ' ');
 		dputs(d, sbx_verdict_name(v->r[i].verdict));
-		dputc(d, '#');
-		put_u64(d, v->r[i].rule_id);
+		put_rule(d, v->r[i].rule_id);
 		end_line(d);
 	}
 }
@@ -147,6 +154,7 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 {
 	const struct sbx_policy_hdr *h = &c->hdr;
 	struct dout out = { .f = f }, *d = &out;
+	char l1[48], l2[48];
 
 	sbx_sb_printf(&d->b, "# bpfsbx compiled policy (abi %d)\n", SBX_ABI_VERSION);
 	sbx_sb_printf(&d->b, "hdr policy_id=%u flags=0x%x%s proc_verdict=%s max_chain=%u\n", h->policy_id,
@@ -154,12 +162,12 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 		sbx_verdict_name(h->proc_verdict), h->max_chain);
 	sbx_sb_printf(&d->b, "hdr file_default");
 	for (int a = 0; a < SBX_ACC_MAX; a++)
-		sbx_sb_printf(&d->b, " %s=%s#%u", sbx_access_name(a), sbx_verdict_name(h->file_default[a]),
-			h->file_default_rule[a]);
-	sbx_sb_printf(&d->b, " net_default=%s#%u loopback_outside=%s#%u netlink=0x%x families=0x%llx\n",
-		sbx_verdict_name(h->net_default), h->net_default_rule,
-		sbx_verdict_name(h->loopback_outside), h->loopback_rule, h->netlink_allow,
-		(unsigned long long)h->family_allow);
+		sbx_sb_printf(&d->b, " %s=%s#%s", sbx_access_name(a), sbx_verdict_name(h->file_default[a]),
+			sbx_rule_id_label(h->file_default_rule[a], l1, sizeof(l1)));
+	sbx_sb_printf(&d->b, " net_default=%s#%s loopback_outside=%s#%s netlink=0x%x families=0x%llx\n",
+		sbx_verdict_name(h->net_default), sbx_rule_id_label(h->net_default_rule, l1, sizeof(l1)),
+		sbx_verdict_name(h->loopback_outside), sbx_rule_id_label(h->loopback_rule, l2, sizeof(l2)),
+		h->netlink_allow, (unsigned long long)h->family_allow);
 	sbx_sb_printf(&d->b, "hdr exact_len_mask=0x%016llx prefix_len_mask=0x%016llx suffix_len_mask=0x%016llx"
 		" abstract_len_mask=0x%016llx\n",
 		(unsigned long long)h->exact_len_mask, (unsigned long long)h->prefix_len_mask,
@@ -204,9 +212,9 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 	for (size_t i = 0; i < c->n_hosts; i++) {
 		const struct sbx_host_entry *e = &c->hosts[i];
 
-		sbx_sb_printf(&d->b, "host %s%s port=%u-%u proto=%s %s#%u\n", e->wildcard ? "*." : "", e->name,
+		sbx_sb_printf(&d->b, "host %s%s port=%u-%u proto=%s %s#%s\n", e->wildcard ? "*." : "", e->name,
 			e->pr.port_lo, e->pr.port_hi, e->pr.proto ? sbx_proto_name(e->pr.proto) : "any",
-			sbx_verdict_name(e->pr.verdict), e->pr.rule_id);
+			sbx_verdict_name(e->pr.verdict), sbx_rule_id_label(e->pr.rule_id, l1, sizeof(l1)));
 	}
 	sbx_sb_printf(&d->b, "dns grace=%us min_ttl=%us max_per_name=%u max_per_session=%u resolvers=",
 		c->dns.grace_s, c->dns.min_ttl_s, c->dns.max_per_name, c->dns.max_per_session);

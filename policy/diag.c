@@ -100,16 +100,16 @@ void sbx_diags_print(const struct sbx_diags *d, FILE *out)
 
 struct diag_ord {
 	struct sbx_diag g;
+	size_t file_rank;	/* files in the order they were first met */
 	size_t i;
 };
 
 static int cmp_diag(const void *a, const void *b)
 {
 	const struct diag_ord *x = a, *y = b;
-	int r = strcmp(x->g.file ? x->g.file : "", y->g.file ? y->g.file : "");
 
-	if (r)
-		return r;
+	if (x->file_rank != y->file_rank)
+		return x->file_rank < y->file_rank ? -1 : 1;
 	if (x->g.line != y->g.line)
 		return x->g.line - y->g.line;
 	if (x->g.col != y->g.col)
@@ -119,8 +119,9 @@ static int cmp_diag(const void *a, const void *b)
 
 void sbx_diags_sort_from(struct sbx_diags *d, size_t from)
 {
+	const char *files[32];
 	struct diag_ord *v;
-	size_t n;
+	size_t n, nfiles = 0;
 
 	if (!d || from >= d->n)
 		return;
@@ -129,8 +130,17 @@ void sbx_diags_sort_from(struct sbx_diags *d, size_t from)
 	if (!v)
 		return;		/* order is cosmetic */
 	for (size_t i = 0; i < n; i++) {
+		const char *f = d->v[from + i].file ? d->v[from + i].file : "";
+		size_t r;
+
 		v[i].g = d->v[from + i];
 		v[i].i = i;
+		/* a policy and the few it extends, in the order first met */
+		for (r = 0; r < nfiles && strcmp(files[r], f); r++)
+			;
+		if (r == nfiles && nfiles < sizeof(files) / sizeof(files[0]))
+			files[nfiles++] = f;
+		v[i].file_rank = r;
 	}
 	qsort(v, n, sizeof(*v), cmp_diag);
 	for (size_t i = 0; i < n; i++)

@@ -739,6 +739,7 @@ static struct sbx_policy *load_common(const char *name, const char *dir, const c
 	struct sbx_policy *p = NULL;
 	size_t errors_before = diags ? diags->errors : 0;
 	struct sbx_diags local = { 0 };
+	size_t diags_before = diags ? diags->n : 0;
 
 	if (!diags)
 		ld.d = diags = &local;
@@ -818,6 +819,8 @@ fail:
 	sbx_policy_free(p);
 	p = NULL;
 out:
+	/* people read them top to bottom, as an editor lists them */
+	sbx_diags_sort_from(diags, diags_before);
 	for (size_t i = 0; i < ld.ndocs; i++)
 		fdoc_free(ld.docs[i]);
 	for (size_t i = 0; i < ld.nsources; i++)

@@ -214,6 +214,49 @@ static const struct rule_kind net_rule_kind = {
 	.fields = net_fields,
 };
 
+/*
+ * host: github.com:443 or host: https://github.com/ - a port or a URL
+ * where a name goes. The error says what to write instead; true when
+ * this was such a host (and the error is out).
+ */
+static bool host_with_port(struct pctx *c, const struct sitem *it)
+{
+	const char *h = it->y->str, *sep = strstr(h, "://"), *colon;
+	char name[256], norm[256];
+	size_t hl;
+
+	if (sep) {
+		const char *b = sep + 3;
+
+		hl = strcspn(b, ":/?#");
+		if (!hl || hl >= sizeof(name))
+			return false;
+		memcpy(name, b, hl);
+		name[hl] = 0;
+		if (!sbx_host_normalize(name, norm, sizeof(norm)))
+			return false;
+		perr(c, it->y->line, it->y->col, it->field,
+		     "'%s' is a URL, not a host name: did you mean host: %s%s?", h, name,
+		     !strncmp(h, "https://", 8) ? " with port: 443" :
+		     !strncmp(h, "http://", 7) ? " with port: 80" : "");
+		return true;
+	}
+	colon = strrchr(h, ':');
+	if (!colon || colon == h || strchr(h, ':') != colon || !colon[1] ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return false;
+	hl = (size_t)(colon - h);
+	if (hl >= sizeof(name))
+		return false;
+	memcpy(name, h, hl);
+	name[hl] = 0;
+	if (!sbx_host_normalize(!strncmp(name, "*.", 2) ? name + 2 : name, norm, sizeof(norm)))
+		return false;
+	perr(c, it->y->line, it->y->col, it->field,
+	     "'%s' is not a host name: did you mean host: %s with port: %s?", h, name, colon + 1);
+	return true;
+}
+
 static void parse_net_rule(struct pctx *c, const struct ynode *y, const char *field)
 {
 	struct net_fields nf = { 0 };
@@ -254,6 +297,8 @@ static void parse_net_rule(struct pctx *c, const struct ynode *y, const char *fi
 			     "\"*.\" and a name for every name below it (*.githubusercontent.com)", h);
 			continue;
 		}
+		if (host_with_port(c, &hs[i]))
+			continue;
 		if (!sbx_host_normalize(wild ? h + 2 : h, norm, sizeof(norm)) ||
 		    (wild && !strchr(norm, '.'))) {
 			perr(c, hs[i].y->line, hs[i].y->col, hs[i].field,

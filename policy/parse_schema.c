@@ -123,6 +123,16 @@ void check_keys(struct pctx *c, const struct ynode *map, const char *field,
 				strncat(list, ", ", sizeof(list) - strlen(list) - 1);
 			strncat(list, *a, sizeof(list) - strlen(list) - 1);
 		}
+		/* an abbreviation (proto for protocol) is as near as a typo */
+		if (!best && strlen(k->str) >= 3)
+			for (const char *const *a = allowed; *a; a++)
+				if (!strncmp(*a, k->str, strlen(k->str))) {
+					if (best) {	/* two keys start so: no guess */
+						best = NULL;
+						break;
+					}
+					best = *a;
+				}
 		snprintf(f, sizeof(f), "%s%s%s", field, *field ? "." : "", k->str);
 		if (best)
 			perr(c, k->line, k->col, f, "unknown key '%s': did you mean '%s'?", k->str, best);

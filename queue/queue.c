@@ -26,6 +26,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include "lib/sha256.h"
+#include "lib/text.h"
 #include "queue/queue.h"
 
 enum sub {
@@ -511,6 +512,96 @@ int sbx_queue_list(struct sbx_queue *q, const char *sub, json_t **array, char **
 	}
 	*array = a;
 	return 0;
+}
+
+/* the characters of an id (sbx_id_new) */
+static bool id_prefix_ok(const char *p)
+{
+	size_t n = strlen(p);
+
+	if (n == 0 || n > SBX_ID_MAX)
+		return false;
+	return strspn(p, "0123456789abcdefTZ.-") == n;
+}
+
+#define FIND_ID_NAMES 5	/* candidates named when a prefix is ambiguous */
+
+int sbx_queue_find_id(struct sbx_queue *const *qs, size_t nq, const char *prefix,
+		      char **id, size_t *which, char **err)
+{
+	static const int subs[] = { SUB_PENDING, SUB_CLAIMED, SUB_DONE };
+	char found[SBX_ID_MAX + 8] = "", cand[SBX_ID_MAX + 8];
+	struct sbx_strbuf names = { 0 };
+	size_t n = 0, plen;
+
+	if (err)
+		*err = NULL;
+	*id = NULL;
+	*which = 0;
+	if (!prefix || !id_prefix_ok(prefix)) {
+		sbx_queue_set_err(err, "'%s' is not a request id or the start of one "
+			"(they look like 20261130T101503.123456Z-4242-1a2b3c4d)", prefix ? prefix : "");
+		return -EINVAL;
+	}
+	plen = strlen(prefix);
+	for (size_t k = 0; k < nq; k++) {
+		for (size_t s = 0; s < sizeof(subs) / sizeof(subs[0]); s++) {
+			int fd = qs[k]->fd[subs[s]] >= 0 ? dup(qs[k]->fd[subs[s]]) : -1;
+			DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+			struct dirent *de;
+
+			if (!d) {
+				if (fd >= 0)
+					close(fd);
+				continue;
+			}
+			rewinddir(d);
+			while ((de = readdir(d))) {
+				if (strncmp(de->d_name, prefix, plen) ||
+				    !file_id(de->d_name, cand, sizeof(cand)))
+					continue;
+				/* the same id in two folders (a claim half moved) is one */
+				if (!strcmp(cand, found))
+					continue;
+				if (!strcmp(cand, prefix)) {	/* a whole id: no doubt */
+					closedir(d);
+					free(names.p);
+					*id = strdup(cand);
+					*which = k;
+					return *id ? 0 : -ENOMEM;
+				}
+				if (n++ == 0) {
+					snprintf(found, sizeof(found), "%s", cand);
+					*which = k;
+				}
+				if (n <= FIND_ID_NAMES)
+					sbx_sb_join(&names, ", ", cand);
+			}
+			closedir(d);
+		}
+	}
+	if (n == 1) {
+		free(names.p);
+		*id = strdup(found);
+		return *id ? 0 : -ENOMEM;
+	}
+	if (n == 0) {
+		free(names.p);
+		if (sbx_id_valid(prefix)) {	/* whole but unknown: the callers say so */
+			*id = strdup(prefix);
+			return *id ? 0 : -ENOMEM;
+		}
+		sbx_queue_set_err(err, "no request id starts with '%s'", prefix);
+		return -ENOENT;
+	}
+	if (n > FIND_ID_NAMES)
+		sbx_queue_set_err(err, "'%s' is ambiguous: %zu requests start so: %s and %zu more; "
+			"type more of the id", prefix, n, names.p ? names.p : "", n - FIND_ID_NAMES);
+	else
+		sbx_queue_set_err(err, "'%s' is ambiguous: %zu requests start so: %s; type more "
+			"of the id", prefix, n, names.p ? names.p : "");
+	free(names.p);
+	return -EEXIST;
 }
 
 /* out/ and applied/ hold no records; only abandoned temporary files */

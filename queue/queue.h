@@ -90,6 +90,16 @@ int sbx_queue_submit(struct sbx_queue *q, json_t *req, char **id_out, char **err
 int sbx_queue_list(struct sbx_queue *q, const char *sub, json_t **array, char **err);
 int sbx_queue_read(struct sbx_queue *q, const char *sub, const char *id,
 		   json_t **obj, char **err);
+/*
+ * What a person typed for a request id, as git takes a short hash: a
+ * whole id is taken as it is; otherwise the one id in pending/, claimed/
+ * or done/ of any of the nq queues that starts with prefix. 0, *id
+ * (malloc'd) and *which (the queue's index); -EINVAL: no id looks like
+ * that; -ENOENT: none starts so; -EEXIST: several do, and *err names them
+ * (the first few, then how many more).
+ */
+int sbx_queue_find_id(struct sbx_queue *const *qs, size_t nq, const char *prefix,
+		      char **id, size_t *which, char **err);
 
 /* Bump "count" of a pending request (dedup of repeats). */
 int sbx_queue_bump(struct sbx_queue *q, const char *id, unsigned by);

@@ -150,6 +150,8 @@ test_unload_refuses_live_sessions_then_embedded_run() {
 	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 0 ]"
 	"$SBX" unload || fail "unload failed"
 	[ ! -e /sys/fs/bpf/bpfsbx ] || fail "pins left after unload"
+	out=$("$SBX" unload 2>&1) || fail "a second unload failed: $out"
+	echo "$out" | grep -q "nothing loaded" || fail "second unload: $out"
 	rm -f /tmp/sbx-daemon.pid
 	# no daemon: root runs a one-off session for the sudo user
 	out=$(SUDO_UID=$TUID SUDO_GID=$TUID "$SBX" run --policy $POL/core.yaml --project $PROJ -- \

@@ -153,8 +153,10 @@ SBX_TEST(connector_init, merge_idempotent_restore)
 	CU_ASSERT_PTR_NOT_NULL(json_object_get(json_object_get(j, "mcpServers"), "other"));
 	json_t *ours = json_object_get(json_object_get(j, "mcpServers"), "bpfsbx");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(ours, "type")) ?: "", "stdio");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(ours, "args"), 2)) ?: "",
-			       dir);
+	/* no project path in a committed file: the server finds the project */
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(ours, "args")), 1);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(ours, "args"), 0)) ?: "",
+			       "mcp");
 	json_decref(j);
 	p = tc_path(dir, ".codex/config.toml");
 	txt = tc_read(p, NULL);
@@ -343,5 +345,92 @@ SBX_TEST(connector_init, edited_after_init)
 	CU_ASSERT_STRING_EQUAL(txt ?: "", settings_orig);
 	free(txt);
 	free(p);
+	free(dir);
+}
+
+/* .mcp.json and .claude/settings.json are committed: bpfsbx as PATH finds
+ * it and no path of this machine; .gitignore keeps the policy committable */
+SBX_TEST(connector_init, committed_files_are_portable)
+{
+	char *dir, *bindir, *link, *pathenv, *out, *err, *txt, *p;
+	const char *env[2];
+	int st;
+
+	if (!tc_bin())
+		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
+	dir = tc_path(sbx_unit_tmpdir(), "portable");
+	bindir = tc_path(sbx_unit_tmpdir(), "bin");
+	make_folder(dir);
+	mkdir(bindir, 0755);
+	link = tc_path(bindir, "bpfsbx");
+	CU_ASSERT_EQUAL(symlink(tc_bin(), link), 0);
+	p = tc_path(dir, ".git");
+	mkdir(p, 0755);
+	free(p);
+	if (asprintf(&pathenv, "PATH=%s:/usr/bin:/bin", bindir) < 0)
+		abort();
+	env[0] = pathenv;
+	env[1] = NULL;
+	{
+		char *const init[] = { "bpfsbx", "init", dir, "--claude", "--mcp", NULL };
+
+		st = tc_run(init, env, NULL, 0, &out, &err);
+		CU_ASSERT_EQUAL(st, 0);
+		CU_ASSERT_PTR_NULL(strstr(err, "not on PATH"));
+		free(out);
+		free(err);
+	}
+	for (int i = 0; i < 2; i++) {
+		json_t *j;
+
+		p = tc_path(dir, i ? ".mcp.json" : ".claude/settings.json");
+		txt = tc_read(p, NULL);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(txt);
+		CU_ASSERT_PTR_NULL(strstr(txt, dir));
+		CU_ASSERT_PTR_NULL(strstr(txt, tc_bin()));
+		CU_ASSERT_PTR_NULL(strstr(txt, sbx_unit_tmpdir()));
+		j = json_loads(txt, 0, NULL);
+		if (i) {
+			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(
+				json_object_get(j, "mcpServers"), "bpfsbx"), "command")) ?: "", "bpfsbx");
+		} else {
+			CU_ASSERT_PTR_NOT_NULL(strstr(txt, "\"bpfsbx hook pre-tool-use\""));
+		}
+		json_decref(j);
+		free(txt);
+		free(p);
+	}
+	p = tc_path(dir, ".gitignore");
+	txt = tc_read(p, NULL);
+	CU_ASSERT_PTR_NOT_NULL(txt && strstr(txt, ".sandbox/escalations/\n"));
+	CU_ASSERT_PTR_NOT_NULL(txt && strstr(txt, ".sandbox/audit/\n"));
+	CU_ASSERT_PTR_NULL(txt && strstr(txt, ".sandbox/\n") == txt ? txt : NULL);
+	CU_ASSERT_PTR_NULL(txt ? strstr(txt, "\n.sandbox/\n") : NULL);
+	free(txt);
+	free(p);
+	/* the template says what agent-default does with sudo */
+	p = tc_path(dir, ".sandbox/policy.yaml");
+	txt = tc_read(p, NULL);
+	CU_ASSERT_PTR_NULL(txt ? strstr(txt, "sudo/su/doas are refused") : NULL);
+	CU_ASSERT_PTR_NOT_NULL(txt ? strstr(txt, "a person approves") : NULL);
+	free(txt);
+	free(p);
+	{
+		/* not on PATH: the absolute path, and a warning that says so */
+		char *d2 = tc_path(sbx_unit_tmpdir(), "portable2");
+		const char *env2[] = { "PATH=/usr/bin:/bin", NULL };
+		char *const init[] = { "bpfsbx", "init", d2, "--mcp", NULL };
+
+		make_folder(d2);
+		st = tc_run(init, env2, NULL, 0, &out, &err);
+		CU_ASSERT_EQUAL(st, 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "not on PATH"));
+		free(out);
+		free(err);
+		free(d2);
+	}
+	free(link);
+	free(pathenv);
+	free(bindir);
 	free(dir);
 }

@@ -220,3 +220,33 @@ SBX_TEST(dashboard, peer_session_lookup_fails_closed)
 	CU_ASSERT_EQUAL(sbx_pid_session(0x3fffffff, NULL), -ENOENT);
 	CU_ASSERT_FALSE(sbx_in_session(NULL));
 }
+
+/* approving a request whose object is gone: 409 with the reason, not 500 */
+SBX_TEST(dashboard, gone_object_is_a_conflict)
+{
+	struct sbx_queue *q = tq_open("dash-gone");
+	char *dir = tq_dir("dash-gone"), *gone, *id;
+	struct sbx_feed *f = feed_of(dir);
+	struct sbx_api_decision d;
+	json_t *req, *out = NULL;
+
+	if (asprintf(&gone, "%s/no-longer-here", dir) < 0)
+		abort();
+	req = tq_file_req(gone);
+	json_object_set_new(json_object_get(req, "object"), "dev", json_integer(2049));
+	json_object_set_new(json_object_get(req, "object"), "ino", json_integer(1234));
+	id = tq_submit(q, req);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+	CU_ASSERT_EQUAL(prep(f, id, true, "{\"scope\":\"once\"}", &d), 200);
+	CU_ASSERT_EQUAL(sbx_api_decide(&d, &out), 409);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(out, "code")) ?: "", "stale");
+	CU_ASSERT_PTR_NOT_NULL(strstr(json_string_value(json_object_get(out, "error")) ?: "",
+				      "no longer exists"));
+	json_decref(out);
+	sbx_api_decision_free(&d);
+	sbx_feed_free(f);
+	sbx_queue_close(q);
+	free(gone);
+	free(id);
+	free(dir);
+}

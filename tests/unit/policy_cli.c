@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "lib/names.h"
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
 
@@ -255,6 +256,9 @@ SBX_TEST(policy_cli, compile_dump)
 	CU_ASSERT(has_line(out, "net4 10.1.2.3/32 rules=1 # 10.1.2.3"));
 	CU_ASSERT(has_line(out, "  port=443-443 proto=tcp deny#7"));
 	CU_ASSERT(has_line(out, "rule #5 files deny ~/.ssh/ access=read,write,exec"));
+	/* built-in rules by name, never as 4294901761... */
+	CU_ASSERT_PTR_NULL(strstr(out, "#42949"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "#built-in:"));
 	free(out);
 	free(args);
 	cli_end(&c);
@@ -279,4 +283,31 @@ SBX_TEST(policy_cli, usage_errors)
 		free(args);
 	}
 	cli_end(&c);
+}
+
+/* Every built-in rule has a name of its own, and the dump prints names,
+ * never the sentinel numbers (4294901761...) a person cannot read. */
+SBX_TEST(policy_cli, builtin_rules_have_names)
+{
+	const char *seen[64] = { 0 };
+	size_t n = 0;
+	char buf[48];
+
+	for (uint32_t id = SBX_RULE_SANDBOX_DIR; id <= SBX_RULE_DNS_PATH; id++) {
+		const char *name = sbx_builtin_rule_name(id);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(name);
+		CU_ASSERT_STRING_NOT_EQUAL(name, "built-in");
+		for (size_t i = 0; i < n; i++)
+			CU_ASSERT_STRING_NOT_EQUAL(seen[i], name);
+		if (n < 64)
+			seen[n++] = name;
+		/* the long text starts with the name ("built-in NAME: ...") */
+		if (id != SBX_RULE_GRANT)
+			CU_ASSERT_PTR_NOT_NULL(strstr(sbx_builtin_rule_text(id), name));
+	}
+	CU_ASSERT_PTR_NULL(sbx_builtin_rule_name(7));
+	CU_ASSERT_STRING_EQUAL(sbx_rule_id_label(7, buf, sizeof(buf)), "7");
+	CU_ASSERT_STRING_EQUAL(sbx_rule_id_label(SBX_RULE_LISTENER_OUTSIDE, buf, sizeof(buf)),
+			       "built-in:listener-outside");
 }

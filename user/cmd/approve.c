@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "lib/project.h"
 #include "queue/queue.h"
 #include "user/cmd/cmd.h"
 #include "user/cmd/watch_render.h"
@@ -131,7 +132,8 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 	};
 	const char *me = approve ? "approve" : "deny";
 	struct sbx_resolve_opts o = { .approve = approve, .scope = SBX_SCOPE_ONCE };
-	const char *dir = ".", *id;
+	const char *dir = NULL, *id, *typed;
+	char *project = NULL, *full = NULL;
 	struct sbx_queue *q;
 	json_t *done = NULL;
 	char *err = NULL, *user = NULL;
@@ -182,17 +184,36 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 		usage(stderr, approve);
 		return SBX_EXIT_USAGE;
 	}
-	id = argv[optind];
-	if (!sbx_id_valid(id)) {
+	typed = argv[optind];
+	if (!sbx_id_valid(typed) && strspn(typed, "0123456789abcdefTZ.-") != strlen(typed)) {
 		fprintf(stderr, "bpfsbx %s: '%s' is not a request id "
-			"(they look like 20261130T101503.123456Z-4242-1a2b3c4d)\n", me, id);
+			"(they look like 20261130T101503.123456Z-4242-1a2b3c4d)\n", me, typed);
 		return SBX_EXIT_USAGE;
 	}
-	q = sbx_queue_open(dir, 0, (uid_t)-1, (gid_t)-1, &err);
+	if (sbx_project_resolve(dir, &project, &err) < 0) {
+		fprintf(stderr, "bpfsbx %s: %s\n", me, err ? err : "no project");
+		free(err);
+		return SBX_EXIT_FAIL;
+	}
+	q = sbx_queue_open(project, 0, (uid_t)-1, (gid_t)-1, &err);
+	free(project);
 	if (!q) {
 		fprintf(stderr, "bpfsbx %s: %s\n", me, err ? err : "cannot open the queue");
 		free(err);
 		return SBX_EXIT_FAIL;
+	}
+	/* a unique start of an id will do, as git takes a short hash */
+	{
+		size_t which;
+
+		rc = sbx_queue_find_id(&q, 1, typed, &full, &which, &err);
+		if (rc) {
+			fprintf(stderr, "bpfsbx %s: %s\n", me, err ? err : strerror(-rc));
+			free(err);
+			sbx_queue_close(q);
+			return rc == -EINVAL ? SBX_EXIT_USAGE : SBX_EXIT_FAIL;
+		}
+		id = full;
 	}
 	o.on_run = print_run;
 	if (approve) {
@@ -211,6 +232,7 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 				free(err);
 				json_decref(req);
 				sbx_queue_close(q);
+				free(full);
 				return SBX_EXIT_FAIL;
 			}
 		}
@@ -220,6 +242,7 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 			printf("not approved; %s is still pending\n", id);
 			free(user);
 			sbx_queue_close(q);
+			free(full);
 			return SBX_EXIT_FAIL;
 		}
 	}
@@ -229,6 +252,7 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 		fprintf(stderr, "bpfsbx %s: %s\n", me, err ? err : strerror(-rc));
 		free(err);
 		sbx_queue_close(q);
+		free(full);
 		return SBX_EXIT_FAIL;
 	}
 	if (approve) {
@@ -249,6 +273,7 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 	}
 	json_decref(done);
 	sbx_queue_close(q);
+	free(full);
 	return SBX_EXIT_OK;
 }
 

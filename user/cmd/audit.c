@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include "lib/project.h"
 #include "queue/queue.h"
 #include "user/cmd/cmd.h"
 #include "user/connector/conn_policy.h"
@@ -121,15 +122,14 @@ static int verify_one(const char *path)
 /* No FILE|DIR: the project around the current directory, as `init` made it. */
 static char *current_project(const char *cmd)
 {
-	char *cwd = getcwd(NULL, 0), *project = NULL;
+	char *project = NULL, *err = NULL;
 
-	if (!cwd || sbx_conn_find_project(cwd, &project) < 0) {
-		fprintf(stderr, "bpfsbx audit %s: not in a project (no %s in %s or above); "
-			"name a FILE or DIR, or run it in a project\n", cmd, SBX_POLICY_FILE,
-			cwd ? cwd : "the current directory");
+	if (sbx_project_resolve(NULL, &project, &err) < 0) {
+		fprintf(stderr, "bpfsbx audit %s: %s; or name a FILE or DIR\n", cmd,
+			err ? err : "not in a project");
+		free(err);
 		project = NULL;
 	}
-	free(cwd);
 	return project;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpfsbx init [DIR] [--claude] [--mcp] [--codex] [--cursor] [--policy FILE]
+ * bpfsbx init [DIR] [--claude] [--mcp] [--codex] [--cursor] [--policy FILE] [--nested]
  *
  * Sets a project up for confined agents: DIR/.sandbox/policy.yaml (extends
  * agent-default), Claude Code hooks, the MCP server registration for
@@ -26,11 +26,13 @@
 #include "user/cmd/cmd.h"
 #include "user/connector/install.h"
 #include "user/connector/conn_policy.h"
+#include "user/daemon/kernel.h"
 #include "user/daemon/loop.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
+#include "lib/project.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
 
@@ -140,11 +142,13 @@ static int read_cur(struct plan *pl, char **err)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bpfsbx init [DIR] [--claude] [--mcp] [--codex] [--cursor] [--policy FILE]\n"
+		"                   [--nested]\n"
 		"  --claude   Claude Code hooks in DIR/.claude/settings.json\n"
 		"  --mcp      the bpfsbx MCP server in DIR/.mcp.json (Claude Code)\n"
 		"  --codex    the MCP server in DIR/.codex/config.toml\n"
 		"  --cursor   the MCP server in DIR/.cursor/mcp.json\n"
 		"  --policy FILE  start .sandbox/policy.yaml from FILE instead of the template\n"
+		"  --nested   set DIR up even inside another project (an ancestor's .sandbox/)\n"
 		"Without --claude/--mcp/--codex/--cursor: --claude --mcp.\n"
 		"Originals are kept in DIR/%s; `bpfsbx uninstall DIR` restores them.\n"
 		"  -h, --help  this help\n",
@@ -163,15 +167,50 @@ static bool in_git(const char *dir)
 	return r;
 }
 
+/* an executable NAME in a directory of $PATH */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL;
+	bool found = false;
+
+	if (!path || !*path)
+		return false;
+	copy = sbx_strdup(path);
+	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+		char *p;
+		struct stat st;
+
+		if (d[0] != '/')	/* "." or "": relative to where the agent runs */
+			continue;
+		p = sbx_asprintf("%s/%s", d, name);
+		found = stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
+		free(p);
+	}
+	free(copy);
+	return found;
+}
+
+/* set up already (then nested or not was decided before) */
+static bool has_sandbox_dir(const char *dir)
+{
+	struct stat st;
+	char *s = sbx_asprintf("%s/.sandbox", dir);
+	bool r = lstat(s, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(s);
+	return r;
+}
+
 static int cmd_init(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "claude", no_argument, NULL, 'c' }, { "mcp", no_argument, NULL, 'm' },
 		{ "codex", no_argument, NULL, 'x' }, { "cursor", no_argument, NULL, 'u' },
 		{ "policy", required_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "nested", no_argument, NULL, 'n' }, { NULL, 0, NULL, 0 },
 	};
-	bool claude = false, mcp = false, codex = false, cursor = false;
+	bool claude = false, mcp = false, codex = false, cursor = false, nested = false;
 	const char *policy_file = NULL, *dir_arg = ".";
 	struct plan plans[6];
 	size_t np = 0;
@@ -190,6 +229,7 @@ static int cmd_init(int argc, char **argv)
 		case 'x': codex = true; break;
 		case 'u': cursor = true; break;
 		case 'p': policy_file = optarg; break;
+		case 'n': nested = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return SBX_EXIT_USAGE;
 		}
@@ -218,12 +258,37 @@ static int cmd_init(int argc, char **argv)
 			return SBX_EXIT_FAIL;
 		}
 	}
+	/* every command run below dir would act on the outer project until
+	 * dir has its own .sandbox/: one project inside another is a choice */
+	if (!nested && strcmp(dir, "/") && !has_sandbox_dir(dir)) {
+		char *parent = sbx_strdup(dir), *outer = NULL;
+
+		*strrchr(parent, '/') = 0;
+		if (sbx_project_find(parent[0] ? parent : "/", &outer) == 0) {
+			fprintf(stderr, "bpfsbx init: %s is inside the project %s (it has .sandbox/); "
+				"commands run there act on it. To make %s a project of its own, "
+				"run bpfsbx init --nested\n", dir, outer, dir);
+			free(parent);
+			free(outer);
+			free(dir);
+			return SBX_EXIT_FAIL;
+		}
+		free(parent);
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0) {
 		fprintf(stderr, "bpfsbx init: cannot find my own path: %s\n", strerror(errno));
 		goto out;
 	}
 	exe[n] = 0;
+	/* the hooks and .mcp.json are committed: they name bpfsbx as PATH
+	 * finds it, not where this machine keeps it */
+	if (on_path("bpfsbx"))
+		snprintf(exe, sizeof(exe), "bpfsbx");
+	else
+		fprintf(stderr, "bpfsbx init: warning: bpfsbx is not on PATH, so the hooks and the "
+			"MCP registration name %s, a path of this machine; install bpfsbx (make "
+			"install) and run init again before committing them\n", exe);
 	if (policy_file) {
 		int r = sbx_read_file(policy_file, SBX_MAX_CONFIG, &policy_text, &policy_len);
 
@@ -383,10 +448,25 @@ static int cmd_init(int argc, char **argv)
 	if (sbx_daemon_running(NULL))
 		printf("Mode: kernel-enforced: the bpfsbx daemon is running; start the agent "
 		       "with `bpfsbx run -- claude`\n");
-	else
+	else if (sbx_bpf_lsm_active(NULL))
 		printf("Mode: hooks only: commands are classified, nothing is enforced by the "
 		       "kernel (no bpfsbx daemon is running; `sudo systemctl start bpfsbx`, "
 		       "`bpfsbx doctor` says what this kernel needs)\n");
+	else	/* a daemon could not start here: do not send the person to one */
+		printf("Mode: hooks only: commands are classified, nothing is enforced by the "
+		       "kernel (this kernel has no BPF-LSM, so no bpfsbx daemon can run here; "
+		       "`bpfsbx doctor` says how to enable it)\n");
+	/* Codex and Cursor have no hooks: only what goes through the MCP
+	 * server is checked; their own shell and file tools are not */
+	if ((codex || cursor) && !sbx_daemon_running(NULL))
+		printf("%s%s%s: MCP only: the bpfsbx tools are offered to the agent, but nothing "
+		       "stops its own shell, file and network tools; only `bpfsbx run` (a kernel "
+		       "with BPF-LSM and the daemon) confines them\n", codex ? "Codex" : "",
+		       codex && cursor ? " and " : "", cursor ? "Cursor" : "");
+	else if (codex || cursor)
+		printf("%s%s%s: no hooks: start the agent with `bpfsbx run -- AGENT` to confine "
+		       "its own tools; the MCP server only offers the bpfsbx tools\n",
+		       codex ? "Codex" : "", codex && cursor ? " and " : "", cursor ? "Cursor" : "");
 	if (!changed)
 		printf("bpfsbx init: %s is already set up; nothing changed\n", dir);
 	else

@@ -20,12 +20,16 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <netinet/in.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include "lib/alloc.h"
 #include "lib/fileio.h"
+#include "lib/project.h"
+#include "lib/shipped.h"
 #include "policy/policy.h"
 #include "user/cmd/cmd.h"
 #include "user/daemon/control_client.h"
@@ -61,6 +65,8 @@ struct popts {
 	bool dump;
 	bool no_resolve;
 	uint32_t policy_id;
+	char *found_project;	/* the project around the cwd, when not given */
+	char *found_file;	/* its .sandbox/policy.yaml */
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -158,11 +164,28 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 		o->target = o->file;
 		o->file = NULL;
 	}
+	/* a shipped policy by name, as extends: takes it; a file of that name wins */
+	if (o->file && access(o->file, F_OK) < 0 && sbx_shipped_name_ok(o->file)) {
+		o->found_file = sbx_shipped_policy(o->file, NULL, NULL);
+		if (o->found_file)
+			o->file = o->found_file;
+	}
+	/* from a subdirectory, the project around it, as for every command */
+	if (!o->project && sbx_project_resolve(NULL, &o->found_project, NULL) == 0)
+		o->project = o->found_project;
 	if (!o->file) {
-		if (access(SBX_POLICY_FILE, F_OK))
-			return usage_error("no FILE given and no ./%s here (run `bpfsbx init`, or "
-					   "name the policy file)", SBX_POLICY_FILE);
-		o->file = SBX_POLICY_FILE;
+		char *cwd = getcwd(NULL, 0);
+
+		/* named as a person would from here: relative in the project */
+		if (o->found_project)
+			o->found_file = cwd && !strcmp(cwd, o->found_project) ?
+				sbx_strdup(SBX_POLICY_FILE) :
+				sbx_asprintf("%s/%s", o->found_project, SBX_POLICY_FILE);
+		free(cwd);
+		if (!o->found_file || access(o->found_file, F_OK))
+			return usage_error("no FILE given and no %s here or above (run `bpfsbx "
+					   "init`, or name the policy file)", SBX_POLICY_FILE);
+		o->file = o->found_file;
 	}
 	if (mode == 'e' && (!!o->target + !!o->cmd + !!o->paths_from) != 1)
 		return usage_error("explain needs one PATH, HOST:PORT, -- CMD or --paths-from LIST");
@@ -273,11 +296,41 @@ static void print_source(const struct sbx_policy *p, uint32_t id)
 	printf("\n");
 }
 
+/* The accesses that can happen to what is at path: connect only to a
+ * socket, exec never to a directory. What does not exist yet may become
+ * a file. */
+static unsigned path_accesses(const char *path, const char **kind)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		*kind = "does not exist";
+		return 1u << SBX_ACC_READ | 1u << SBX_ACC_WRITE | 1u << SBX_ACC_EXEC;
+	}
+	if (S_ISSOCK(st.st_mode)) {
+		*kind = "a unix socket";
+		return 1u << SBX_ACC_WRITE | 1u << SBX_ACC_CONNECT;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		*kind = "a directory";
+		return 1u << SBX_ACC_READ | 1u << SBX_ACC_WRITE;
+	}
+	*kind = S_ISREG(st.st_mode) ? "a regular file" : "a special file";
+	return 1u << SBX_ACC_READ | 1u << SBX_ACC_WRITE | 1u << SBX_ACC_EXEC;
+}
+
 static int explain_path(const struct loaded *L, const char *path)
 {
+	const char *kind;
+	unsigned acc = path_accesses(path, &kind);
+
 	for (int a = 0; a < SBX_ACC_MAX; a++) {
 		struct sbx_decision d;
-		int err = sbx_decide_path(&L->c, path, a, &d);
+		int err;
+
+		if (!(acc & 1u << a))
+			continue;
+		err = sbx_decide_path(&L->c, path, a, &d);
 
 		if (err) {
 			fprintf(stderr, "bpfsbx policy: %s: %s\n", path, strerror(-err));
@@ -440,6 +493,41 @@ static int explain_hostport(const struct loaded *L, const char *target, bool no_
 	return rc;
 }
 
+/* "https://github.com/x" -> "github.com:443" in out; false: not a URL */
+static bool url_hostport(const char *t, char *out, size_t n, bool *has_port)
+{
+	static const struct { const char *scheme; unsigned port; } known[] = {
+		{ "https", 443 }, { "http", 80 }, { "wss", 443 }, { "ws", 80 },
+		{ "ssh", 22 }, { "git", 9418 }, { "ftp", 21 },
+	};
+	const char *sep = strstr(t, "://"), *h, *end;
+	size_t sl = sep ? (size_t)(sep - t) : 0, hl;
+	unsigned port = 0;
+
+	if (!sep || !sl || !isalpha((unsigned char)t[0]) ||
+	    strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") != sl)
+		return false;
+	h = sep + 3;
+	if (strchr(h, '@') && strchr(h, '@') < h + strcspn(h, "/?#"))	/* user@host */
+		h = strchr(h, '@') + 1;
+	end = h + strcspn(h, "/?#");
+	hl = (size_t)(end - h);
+	if (!hl || hl >= n)
+		return false;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strlen(known[i].scheme) == sl && !strncasecmp(t, known[i].scheme, sl))
+			port = known[i].port;
+	/* a port in the URL: "host:8080", "[::1]:22" */
+	*has_port = h[0] == '[' ? memchr(h, ']', hl) && ((const char *)memchr(h, ']', hl))[1] == ':'
+				: memchr(h, ':', hl) != NULL;
+	if (*has_port || !port)
+		snprintf(out, n, "%.*s", (int)hl, h);
+	else
+		snprintf(out, n, "%.*s:%u", (int)hl, h, port);
+	*has_port = *has_port || port;
+	return true;
+}
+
 static bool looks_like_hostport(const char *t)
 {
 	const char *colon = strrchr(t, ':');
@@ -546,7 +634,11 @@ static int explain_one_path(const struct loaded *L, const char *target)
 		sbx_asprintf("%s%s", L->home, target + 1) : sbx_abspath(target);
 	int rc;
 
-	printf("%s: a path, %s\n", target, p ? p : "?");
+	const char *kind = "?";
+
+	if (p)
+		path_accesses(p, &kind);
+	printf("%s: a path, %s (%s)\n", target, p ? p : "?", kind);
 	rc = p ? explain_path(L, p) : SBX_EXIT_FAIL;
 	free(p);
 	return rc;
@@ -589,6 +681,8 @@ static int explain_paths_from(const struct loaded *L, const char *list)
 static int cmd_explain(const struct popts *o)
 {
 	struct loaded L;
+	char url[300];
+	bool url_port = false;
 	int rc;
 
 	if (load_and_compile(o, &L, stderr)) {
@@ -599,6 +693,16 @@ static int cmd_explain(const struct popts *o)
 		rc = explain_paths_from(&L, o->paths_from);
 	} else if (o->cmd) {
 		rc = explain_command(o, &L);
+	} else if (url_hostport(o->target, url, sizeof(url), &url_port)) {
+		printf("%s: a URL, %s\n", o->target, url);
+		fflush(stdout);
+		if (url_port)
+			rc = explain_hostport(&L, url, o->no_resolve);
+		else if (url[0] == '[' || strspn(url, "0123456789.") == strlen(url))
+			rc = usage_error("%s: no port: the scheme has no known port; write "
+					 "HOST:PORT", o->target);
+		else
+			rc = explain_name(&L, url, 0);
 	} else if (o->target[0] == '@' && o->target[1]) {
 		printf("%s: an abstract unix socket name\n", o->target);
 		fflush(stdout);
@@ -653,16 +757,21 @@ static int policy_main(int argc, char **argv)
 	else
 		return usage_error("unknown subcommand '%s'", argv[1]);
 	rc = parse_opts(argc, argv, mode, &o);
-	if (rc)
-		return rc;
-	switch (mode) {
-	case 'c':
-		return cmd_check(&o);
-	case 'e':
-		return cmd_explain(&o);
-	default:
-		return cmd_compile(&o);
+	if (rc == 0) {
+		switch (mode) {
+		case 'c':
+			rc = cmd_check(&o);
+			break;
+		case 'e':
+			rc = cmd_explain(&o);
+			break;
+		default:
+			rc = cmd_compile(&o);
+		}
 	}
+	free(o.found_project);
+	free(o.found_file);
+	return rc;
 }
 
 SBX_COMMAND(policy, "policy", "check|explain|compile FILE ...",

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include "user/cmd/cmd.h"
 #include "user/daemon/control_client.h"
+#include "lib/project.h"
+#include "lib/shipped.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
@@ -76,10 +78,9 @@ static int cmd_reload(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	const char *policy_arg = NULL, *project_arg = ".";
-	char project[PATH_MAX], *name = NULL, *policy = NULL, *err = NULL;
+	const char *policy_arg = NULL, *project_arg = NULL;
+	char project[PATH_MAX], *name = NULL, *policy = NULL, *err = NULL, *given = NULL;
 	json_t *req, *r = NULL, *v;
-	struct stat st;
 	size_t i;
 	int c, rc = SBX_EXIT_FAIL;
 
@@ -103,24 +104,41 @@ static int cmd_reload(int argc, char **argv)
 		sbx_err("reload: unexpected argument '%s'", argv[optind + 1]);
 		return SBX_EXIT_USAGE;
 	}
-	if (policy_arg && (stat(policy_arg, &st) || !S_ISREG(st.st_mode))) {
-		sbx_err("reload: policy file '%s' not found", policy_arg);
+	if (policy_arg && !(given = sbx_policy_arg(policy_arg))) {
+		sbx_err("reload: policy file '%s' not found (nor a shipped policy of that name: "
+			"agent-default, strict, audit-only)", policy_arg);
 		return SBX_EXIT_FAIL;
 	}
 	if (optind < argc) {
 		name = sbx_strdup(argv[optind]);
 	} else {
-		if (!realpath(project_arg, project)) {
-			sbx_err("reload: project directory '%s' does not exist", project_arg);
+		char *found = NULL;
+		bool ok;
+
+		/* a subdirectory reloads the project around it */
+		if (!project_arg && sbx_project_resolve(NULL, &found, NULL) == 0 &&
+		    strlen(found) < sizeof(project)) {
+			strcpy(project, found);
+			ok = true;
+		} else {
+			ok = realpath(project_arg ? project_arg : ".", project) != NULL;
+		}
+		free(found);
+		if (!ok) {
+			sbx_err("reload: project directory '%s' does not exist",
+				project_arg ? project_arg : ".");
+			free(given);
 			return SBX_EXIT_FAIL;
 		}
 		name = find_session(project, &policy);
-		if (!name)
+		if (!name) {
+			free(given);
 			return SBX_EXIT_FAIL;
+		}
 	}
-	if (policy_arg) {
+	if (given) {
 		free(policy);
-		policy = realpath(policy_arg, NULL);
+		policy = given;
 	}
 	if (!policy) {
 		sbx_err("reload: give the policy with --policy FILE");

@@ -32,6 +32,7 @@
 #include "user/daemon/kernel.h"
 #include "user/daemon/loop.h"
 #include "user/daemon/sessions.h"
+#include "lib/project.h"
 #include "lib/names.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
@@ -276,8 +277,8 @@ static int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	const char *policy_arg = NULL, *project_arg = ".";
-	char project[PATH_MAX], *policy = NULL;
+	const char *policy_arg = NULL, *project_arg = NULL;
+	char project[PATH_MAX], here[PATH_MAX], *policy = NULL;
 	bool as_root = false, no_daemon = false;
 	struct stat st;
 	int c, rc;
@@ -305,16 +306,29 @@ static int cmd_run(int argc, char **argv)
 		sbx_err("run: no command given (bpfsbx run [OPTIONS] -- CMD [ARGS...])");
 		return SBX_EXIT_USAGE;
 	}
+	if (!project_arg) {
+		char *found = NULL;
+
+		/* in a subdirectory, the project that contains it; outside
+		 * any, this directory with the shipped policy */
+		if (sbx_project_resolve(NULL, &found, NULL) == 0 && strlen(found) < sizeof(here))
+			strcpy(here, found);
+		else if (!getcwd(here, sizeof(here)))
+			strcpy(here, ".");
+		free(found);
+		project_arg = here;
+	}
 	if (!realpath(project_arg, project) || stat(project, &st) || !S_ISDIR(st.st_mode)) {
 		sbx_err("run: project directory '%s' does not exist", project_arg);
 		return SBX_EXIT_FAIL;
 	}
 	if (policy_arg) {
-		if (stat(policy_arg, &st) || !S_ISREG(st.st_mode)) {
-			sbx_err("run: policy file '%s' not found", policy_arg);
+		policy = sbx_policy_arg(policy_arg);
+		if (!policy) {
+			sbx_err("run: policy file '%s' not found (nor a shipped policy of that name: "
+				"agent-default, strict, audit-only)", policy_arg);
 			return SBX_EXIT_FAIL;
 		}
-		policy = realpath(policy_arg, NULL);
 	} else {
 		char *p = sbx_asprintf("%s/.sandbox/policy.yaml", project);
 

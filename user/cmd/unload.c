@@ -2,7 +2,7 @@
 /*
  * unload.c - `bpfsbx unload [--force]`: remove every pin, on purpose.
  * With a daemon up, the daemon does it (and exits); otherwise this
- * process does. Live sessions are refused unless --force, which kills
+ * process does. Nothing loaded is success: the state asked for. Live sessions are refused unless --force, which kills
  * them first: nothing is ever left running unconfined.
  */
 #include <dirent.h>
@@ -120,6 +120,12 @@ static int cmd_unload(int argc, char **argv)
 		}
 		json_decref(r);
 		printf("bpfsbx unloaded\n");
+		return SBX_EXIT_OK;
+	}
+	/* like systemctl stop: the state asked for is already there */
+	if (!sbx_kernel_pinned() && access(SBX_PIN_DIR, F_OK) < 0 && errno == ENOENT &&
+	    !live_session_cgroups(false)) {
+		printf("bpfsbx: nothing loaded (no pins under " SBX_PIN_DIR ")\n");
 		return SBX_EXIT_OK;
 	}
 	live = live_session_cgroups(false);

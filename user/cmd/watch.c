@@ -30,10 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include "lib/text.h"
+#include "lib/project.h"
 #include "queue/queue.h"
 #include "queue/request.h"
 #include "user/cmd/cmd.h"
@@ -126,6 +128,7 @@ static void refresh(struct watch *w)
 		char *err = NULL;
 		size_t i;
 
+		sbx_queue_expire(w->qs[k].q, time(NULL), NULL);	/* denied at their deadline */
 		if (sbx_queue_list(w->qs[k].q, "pending", &a, &err) < 0) {
 			if (w->tty)
 				set_status(w, "%s: %s", w->qs[k].dir, err ? err : "cannot list");
@@ -186,19 +189,21 @@ static void refresh(struct watch *w)
 	free(keep);
 }
 
-/* the queue that holds ID (pending, else anywhere), for line commands */
-static struct wq *queue_of(struct watch *w, const char *id)
+/* the whole id that typed starts, and the queue that holds it */
+static int find_id(struct watch *w, const char *typed, char **id, struct wq **wq, char **err)
 {
-	static const char *const subs[] = { "pending", "claimed", "done" };
-	char name[SBX_ID_MAX + 8];
+	struct sbx_queue **qs = calloc(w->nq, sizeof(*qs));
+	size_t which = 0;
+	int rc;
 
-	snprintf(name, sizeof(name), "%s.json", id);
-	for (size_t s = 0; s < 3; s++)
-		for (size_t k = 0; k < w->nq; k++)
-			if (faccessat(sbx_queue_dirfd(w->qs[k].q, subs[s]), name, F_OK,
-				      AT_SYMLINK_NOFOLLOW) == 0)
-				return &w->qs[k];
-	return &w->qs[0];
+	if (!qs)
+		return -ENOMEM;
+	for (size_t k = 0; k < w->nq; k++)
+		qs[k] = w->qs[k].q;
+	rc = sbx_queue_find_id(qs, w->nq, typed, id, &which, err);
+	free(qs);
+	*wq = &w->qs[which < w->nq ? which : 0];
+	return rc;
 }
 
 /* ---- line mode ------------------------------------------------------------- */
@@ -263,8 +268,9 @@ static void answer(const char *id, int rc, const char *err, const json_t *done)
 
 static void line_command(struct watch *w, char *line)
 {
-	char *save = NULL, *verb, *id, *arg;
+	char *save = NULL, *verb, *id, *arg, *full = NULL;
 	struct sbx_resolve_opts o = { .scope = SBX_SCOPE_ONCE, .cmd_timeout_s = w->cmd_timeout };
+	struct wq *wq;
 	json_t *done = NULL;
 	char *err = NULL;
 	int rc;
@@ -285,11 +291,18 @@ static void line_command(struct watch *w, char *line)
 		       "deny ID [note], quit)", NULL);
 		return;
 	}
-	if (!id || !sbx_id_valid(id)) {
-		answer(id, -EINVAL, id ? "not a request id" : "which request? (approve ID, deny ID)",
-		       NULL);
+	if (!id) {
+		answer(id, -EINVAL, "which request? (approve ID, deny ID)", NULL);
 		return;
 	}
+	/* a unique start of an id will do (queue/queue.c), as for approve */
+	rc = find_id(w, id, &full, &wq, &err);
+	if (rc) {
+		answer(id, rc, err, NULL);
+		free(err);
+		return;
+	}
+	id = full;
 	o.approve = !strcmp(verb, "approve");
 	if (o.approve && arg) {
 		char *end = arg + strcspn(arg, " \t\r");
@@ -297,6 +310,7 @@ static void line_command(struct watch *w, char *line)
 		*end = 0;
 		if (sbx_scope_parse(arg) < 0) {
 			answer(id, -EINVAL, "scope must be once, session or always", NULL);
+			free(full);
 			return;
 		}
 		o.scope = (enum sbx_scope)sbx_scope_parse(arg);
@@ -304,10 +318,11 @@ static void line_command(struct watch *w, char *line)
 		arg[strcspn(arg, "\r")] = 0;
 		o.note = arg;
 	}
-	rc = sbx_queue_resolve(queue_of(w, id)->q, id, &o, &done, &err);
+	rc = sbx_queue_resolve(wq->q, id, &o, &done, &err);
 	answer(id, rc, err, done);
 	json_decref(done);
 	free(err);
+	free(full);
 }
 
 /* ---- deciding (auto mode and keys) ---------------------------------------- */
@@ -731,11 +746,20 @@ static int cmd_watch(int argc, char **argv)
 	w.nq = optind < argc ? (size_t)(argc - optind) : 1;
 	w.qs = calloc(w.nq, sizeof(*w.qs));
 	for (size_t k = 0; k < w.nq; k++) {
-		const char *dir = optind < argc ? argv[optind + (int)k] : ".";
-		char *err = NULL, *sbx = NULL;
+		const char *dir = optind < argc ? argv[optind + (int)k] : NULL;
+		char *err = NULL, *sbx = NULL, *found = NULL;
 		struct stat st;
 		unsigned fl = 0;
 
+		if (!dir) {
+			if (sbx_project_resolve(NULL, &found, &err) < 0) {
+				fprintf(stderr, "bpfsbx watch: %s\n", err ? err : "no project");
+				free(err);
+				status = SBX_EXIT_FAIL;
+				goto out;
+			}
+			dir = found;
+		}
 		/* create escalations/ only in a project that has .sandbox */
 		if (asprintf(&sbx, "%s/.sandbox", dir) >= 0 && lstat(sbx, &st) == 0 &&
 		    S_ISDIR(st.st_mode))
@@ -745,6 +769,7 @@ static int cmd_watch(int argc, char **argv)
 		 * the dashboard shows */
 		w.qs[k].dir = realpath(dir, NULL) ?: strdup(dir);
 		w.qs[k].q = sbx_queue_open(dir, fl, (uid_t)-1, (gid_t)-1, &err);
+		free(found);
 		if (!w.qs[k].q) {
 			fprintf(stderr, "bpfsbx watch: %s\n", err ? err : dir);
 			free(err);

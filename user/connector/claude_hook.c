@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "lib/project.h"
 #include "policy/policy.h"
 #include "user/connector/escalate.h"
 #include "user/connector/claude_hook.h"
@@ -134,9 +135,9 @@ static int find_project(struct hook *h)
 		h->project = realpath(h->o->project, NULL);
 		return h->project ? 0 : -ENOENT;
 	}
-	if (env && *env && sbx_conn_find_project(env, &h->project) == 0)
+	if (env && *env && sbx_project_find(env, &h->project) == 0)
 		return 0;
-	return sbx_conn_find_project(h->cwd, &h->project);
+	return sbx_project_find(h->cwd, &h->project);
 }
 
 static int load_policy(struct hook *h)
@@ -150,10 +151,20 @@ static int load_policy(struct hook *h)
 	}
 
 	if (find_project(h) < 0)
-		return block(h, "no %s found from %s upward (nor in $CLAUDE_PROJECT_DIR). The bpfsbx "
+		return block(h, "no .sandbox/ found from %s upward (nor in $CLAUDE_PROJECT_DIR). The bpfsbx "
 			     "hooks are installed but the project has no policy, so every tool call "
 			     "is blocked. Run `bpfsbx init` in the project, or remove the hooks with "
-			     "`bpfsbx uninstall`.", SBX_POLICY_FILE, h->cwd);
+			     "`bpfsbx uninstall`.", h->cwd);
+	{
+		char *pf = sbx_asprintf("%s/%s", h->project, SBX_POLICY_FILE);
+		bool missing = access(pf, F_OK) < 0 && errno == ENOENT;
+
+		free(pf);
+		if (missing)
+			return block(h, "no %s in the project %s, so every tool call is blocked. "
+				     "Run `bpfsbx init` there, or remove the hooks with "
+				     "`bpfsbx uninstall`.", SBX_POLICY_FILE, h->project);
+	}
 	if (sbx_conn_policy_load(h->project, &h->cp, &err) < 0) {
 		block(h, "%s", err ? err : "the policy could not be loaded");
 		free(err);

@@ -77,49 +77,6 @@ const char *sbx_conn_home(void)
 	return "/";
 }
 
-static bool file_exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int sbx_conn_find_project(const char *start, char **project)
-{
-	char *dir, *p;
-
-	if (!start || start[0] != '/')
-		return -ENOENT;
-	dir = realpath(start, NULL);
-	if (!dir)
-		dir = strdup(start);
-	if (!dir)
-		return -ENOMEM;
-	for (;;) {
-		char *cand;
-
-		if (asprintf(&cand, "%s/%s", strcmp(dir, "/") ? dir : "", SBX_POLICY_FILE) < 0) {
-			free(dir);
-			return -ENOMEM;
-		}
-		bool found = file_exists(cand);
-		free(cand);
-		if (found) {
-			*project = dir;
-			return 0;
-		}
-		if (!strcmp(dir, "/"))
-			break;
-		p = strrchr(dir, '/');
-		if (p == dir)
-			p[1] = 0;
-		else
-			*p = 0;
-	}
-	free(dir);
-	return -ENOENT;
-}
-
 sbx_resolve_fn sbx_conn_resolver;
 
 /* getaddrinfo (or sbx_conn_resolver) -> addresses. 0 or a positive errno. */

@@ -64,10 +64,6 @@ void sbx_cv_merge(struct sbx_conn_verdict *acc, struct sbx_conn_verdict *part);
  * touches the network. */
 extern sbx_resolve_fn sbx_conn_resolver;
 
-/* Walk up from start (a directory) for .sandbox/policy.yaml. 0 and
- * *project (malloc'd), or -ENOENT. */
-int sbx_conn_find_project(const char *start, char **project);
-
 /* Load and compile project/.sandbox/policy.yaml with PROJECT = project.
  * On failure *err says why, with the policy's diagnostics. */
 int sbx_conn_policy_load(const char *project, struct sbx_conn_policy **out, char **err);

@@ -26,8 +26,11 @@ const char sbx_policy_template[] =
 	"#\n"
 	"# It starts from the shipped agent-default policy: the project is read-write,\n"
 	"# credentials, ~/.ssh, cloud keys, shell rc files and agent instruction files\n"
-	"# (CLAUDE.md, .cursorrules) are protected, sudo/su/doas are refused, package\n"
-	"# registries and git hosts are allowed, other hosts are asked about.\n"
+	"# (CLAUDE.md, .cursorrules) are protected; inside the session the kernel\n"
+	"# refuses to run sudo, su, doas and pkexec, while a `sudo CMD` the agent asks\n"
+	"# for becomes a request that a person approves and runs outside the session\n"
+	"# (su is refused). Package registries and git hosts are allowed, other hosts\n"
+	"# are asked about.\n"
 	"# Rules added here join agent-default's; the most specific rule wins, and\n"
 	"# between equally specific rules the stricter one. `bpfsbx policy check`\n"
 	"# checks this file; `bpfsbx policy explain` says which rule decides what.\n"
@@ -270,8 +273,12 @@ static int merge_mcp(const struct sbx_install *in, json_t *root, bool with_type,
 
 	if (!servers)
 		return -EINVAL;
-	s = json_pack("{s:s, s:[s, s, s], s:{}}", "command", in->exe, "args", "mcp",
-		      "--project", in->project, "env");
+	/* .mcp.json is committed: no path of this machine in it. The server
+	 * finds the project as every command does, from $CLAUDE_PROJECT_DIR
+	 * or the directory Claude Code starts it in */
+	s = with_type ? json_pack("{s:s, s:[s], s:{}}", "command", in->exe, "args", "mcp", "env") :
+		json_pack("{s:s, s:[s, s, s], s:{}}", "command", in->exe, "args", "mcp",
+			  "--project", in->project, "env");
 	if (!s)
 		return -ENOMEM;
 	if (with_type) {
@@ -552,39 +559,59 @@ static bool has_line(const char *text, size_t len, const char *line, size_t *at)
 	return false;
 }
 
-/* .gitignore: add the line ".sandbox/" unless the queue is ignored already */
+const char *const sbx_gitignore_lines[] = {
+	".sandbox/escalations/",
+	".sandbox/audit/",
+	".sandbox/init-backup/",
+	".sandbox/claude-json/",
+	".sandbox/remembered.yaml",
+	NULL,
+};
+
+/* .gitignore: add the lines that are missing, unless .sandbox is ignored
+ * whole already (a person's choice, or an older init) */
 static int merge_gitignore(const char *cur, size_t len, char **out, size_t *out_len)
 {
+	struct sbx_strbuf b = { 0 };
 	size_t at;
 
-	if (cur && (has_line(cur, len, SBX_GITIGNORE_LINE, &at) ||
-		    has_line(cur, len, ".sandbox", &at) || has_line(cur, len, "/.sandbox/", &at) ||
-		    has_line(cur, len, "/.sandbox", &at))) {
-		*out = malloc(len + 1);
-		memcpy(*out, cur, len);
-		(*out)[len] = 0;
-		*out_len = len;
-		return 0;
+	sbx_sb_putn(&b, cur ? cur : "", cur ? len : 0);
+	if (!(cur && (has_line(cur, len, ".sandbox/", &at) || has_line(cur, len, ".sandbox", &at) ||
+		      has_line(cur, len, "/.sandbox/", &at) || has_line(cur, len, "/.sandbox", &at)))) {
+		bool nl = len && cur[len - 1] != '\n';
+
+		for (size_t i = 0; sbx_gitignore_lines[i]; i++) {
+			if (cur && has_line(cur, len, sbx_gitignore_lines[i], &at))
+				continue;
+			if (nl)
+				sbx_sb_putc(&b, '\n');
+			nl = false;
+			sbx_sb_puts(&b, sbx_gitignore_lines[i]);
+			sbx_sb_putc(&b, '\n');
+		}
 	}
-	*out = sbx_asprintf("%.*s%s" SBX_GITIGNORE_LINE "\n", (int)len, cur ? cur : "",
-			    len && cur[len - 1] != '\n' ? "\n" : "");
-	*out_len = strlen(*out);
+	if (!b.p)
+		b.p = sbx_strdup("");
+	*out = b.p;
+	*out_len = b.len;
 	return 0;
 }
 
-/* remove exactly the line init added, nothing else */
+/* remove exactly the lines init adds, nothing else */
 static int unmerge_gitignore(const char *cur, size_t len, char **out, size_t *out_len, bool *empty)
 {
-	size_t at, l = strlen(SBX_GITIGNORE_LINE);
-
 	*out = malloc(len + 1);
 	memcpy(*out, cur, len);
 	*out_len = len;
-	if (has_line(cur, len, SBX_GITIGNORE_LINE, &at)) {
-		size_t drop = l + (at + l < len);
+	for (size_t i = 0; sbx_gitignore_lines[i]; i++) {
+		size_t at, l = strlen(sbx_gitignore_lines[i]);
 
-		memmove(*out + at, *out + at + drop, len - at - drop);
-		*out_len = len - drop;
+		if (has_line(*out, *out_len, sbx_gitignore_lines[i], &at)) {
+			size_t drop = l + (at + l < *out_len);
+
+			memmove(*out + at, *out + at + drop, *out_len - at - drop);
+			*out_len -= drop;
+		}
 	}
 	(*out)[*out_len] = 0;
 	*empty = *out_len == 0;

@@ -32,13 +32,17 @@ enum sbx_cfg_kind {
 	SBX_CFG_CURSOR,		/* .cursor/mcp.json */
 	SBX_CFG_CODEX,		/* .codex/config.toml */
 	SBX_CFG_POLICY,		/* .sandbox/policy.yaml */
-	SBX_CFG_GITIGNORE,	/* .gitignore: the line ".sandbox/" */
+	SBX_CFG_GITIGNORE,	/* .gitignore: the machine's parts of .sandbox/ */
 };
 
-#define SBX_GITIGNORE_LINE	".sandbox/"
+/* What init adds to .gitignore: the queue, the audit logs and the state
+ * of this machine (backups, approvals, Claude's settings copies). The
+ * policy stays out of it, so that a team commits it. NULL-terminated. */
+extern const char *const sbx_gitignore_lines[];
 
 struct sbx_install {
-	const char *exe;	/* absolute path of bpfsbx */
+	const char *exe;	/* what the files run: "bpfsbx" (from PATH), else the
+				 * absolute path of this binary */
 	const char *project;	/* absolute */
 	bool with_mcp;		/* --mcp: pre-approve the server in Claude's settings */
 };

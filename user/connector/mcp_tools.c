@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "lib/project.h"
 #include "policy/policy.h"
 #include "queue/queue.h"
 #include "queue/request.h"
@@ -54,10 +55,15 @@ static const char *project(struct sbx_mcp *m)
 		char *cwd = getcwd(NULL, 0);
 
 		m->project_looked = true;
+		const char *env = getenv("CLAUDE_PROJECT_DIR");
+
+		/* as the hook finds it: Claude Code's project, else the cwd's */
 		if (m->o.project)
 			m->project = realpath(m->o.project, NULL);
+		else if (env && env[0] == '/' && sbx_project_find(env, &m->project) == 0)
+			;
 		else if (cwd)
-			sbx_conn_find_project(cwd, &m->project);
+			sbx_project_find(cwd, &m->project);
 		free(cwd);
 	}
 	return m->project;
@@ -68,7 +74,7 @@ static json_t *no_project(struct sbx_mcp *m)
 	char *t = sbx_asprintf("bpfsbx: no project: %s. Start the server with `bpfsbx mcp "
 			       "--project DIR` on a folder set up with `bpfsbx init`.",
 			       m->o.project ? "the --project folder does not exist"
-					    : "no .sandbox/policy.yaml above the working directory");
+					    : "no .sandbox/ in the working directory or above it");
 	json_t *r = tool_result(t, true, json_pack("{s:s}", "status", "error"));
 
 	free(t);

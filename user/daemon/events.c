@@ -201,10 +201,12 @@ static json_t *rule_json(const struct sbx_session_rt *s, uint32_t id, uint8_t ve
 {
 	const struct sbx_rule_row *r;
 
+	/* the id stays the number (readers compare it); name is for people */
 	if (id >= SBX_RULE_BUILTIN)
-		return json_pack("{s:I,s:s,s:s,s:s}", "id", (json_int_t)id, "pattern",
-				 sbx_builtin_rule_text(id), "verdict", sbx_verdict_name(verdict),
-				 "reason", sbx_builtin_rule_text(id));
+		return json_pack("{s:I,s:s,s:s,s:s,s:s}", "id", (json_int_t)id, "name",
+				 sbx_builtin_rule_name(id), "pattern", sbx_builtin_rule_text(id),
+				 "verdict", sbx_verdict_name(verdict), "reason",
+				 sbx_builtin_rule_text(id));
 	r = s ? sbx_session_rule(s, id) : NULL;
 	if (!r)
 		return json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "pattern",

@@ -599,6 +599,17 @@ unsigned sbx_api_decide(const struct sbx_api_decision *d, json_t **out)
 		status = 409;
 		*out = sbx_api_error("taken", "%s", err ? err : "taken by another approver");
 		break;
+	case -ESTALE:
+		/* the object is gone or another now: not granted, and denied;
+		 * a conflict with the world, not a fault of the server */
+		status = 409;
+		*out = sbx_api_error("stale", "%s; it was denied, the agent has to ask again",
+				     err ? err : "the object changed");
+		break;
+	case -ETIMEDOUT:
+		status = 409;
+		*out = sbx_api_error("expired", "%s", err ? err : "its deadline has passed");
+		break;
 	case -EINVAL:
 		status = 400;
 		*out = sbx_api_error("bad_request", "%s", err ? err : "refused");

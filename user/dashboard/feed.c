@@ -438,6 +438,7 @@ static void scan_pending(struct sbx_feed *f, struct project *p)
 	char *err = NULL;
 	size_t i;
 
+	sbx_queue_expire(p->q, time(NULL), NULL);	/* denied at their deadline */
 	if (sbx_queue_list(p->q, "pending", &a, &err) < 0) {
 		notice(f, p, err ? err : "cannot list escalations/pending/");
 		free(err);

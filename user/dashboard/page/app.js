@@ -228,6 +228,8 @@
     markSelected();
     $('n-pending').textContent = String(ids.length);
     $('no-requests').hidden = ids.length > 0;
+    $('no-requests').textContent = 'No pending requests; new ones appear here as they come.';
+    $('no-requests').removeAttribute('aria-busy');
     document.title = ids.length ? `(${ids.length}) bpfsbx dashboard` : 'bpfsbx dashboard';
     requestAnimationFrame(armSeen);
   }
