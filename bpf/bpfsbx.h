@@ -527,6 +527,7 @@ enum sbx_builtin_rule {
 							 * session did not make */
 	SBX_RULE_KEY_OUTSIDE	= SBX_RULE_BUILTIN + 20,/* a key the session did not make */
 	SBX_RULE_EXEC_PRIV	= SBX_RULE_BUILTIN + 21,/* an exec that gains privileges */
+	SBX_RULE_BUILTIN_END,	/* one past the last: new built-in rules go above */
 };
 
 enum sbx_event_flags {

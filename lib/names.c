@@ -280,6 +280,10 @@ const char *sbx_builtin_rule_name(uint32_t id)
 		[SBX_RULE_DEST_UNPARSED - SBX_RULE_BUILTIN] = "dest-unparsed",
 		[SBX_RULE_LOOPBACK_OUTSIDE - SBX_RULE_BUILTIN] = "loopback-outside",
 		[SBX_RULE_DNS_PATH - SBX_RULE_BUILTIN] = "dns-path",
+		[SBX_RULE_TERMINAL - SBX_RULE_BUILTIN] = "terminal",
+		[SBX_RULE_IPC_OUTSIDE - SBX_RULE_BUILTIN] = "ipc-outside",
+		[SBX_RULE_KEY_OUTSIDE - SBX_RULE_BUILTIN] = "key-outside",
+		[SBX_RULE_EXEC_PRIV - SBX_RULE_BUILTIN] = "exec-privilege",
 	};
 	uint32_t i = id - SBX_RULE_BUILTIN;
 

@@ -293,7 +293,7 @@ SBX_TEST(policy_cli, builtin_rules_have_names)
 	size_t n = 0;
 	char buf[48];
 
-	for (uint32_t id = SBX_RULE_SANDBOX_DIR; id <= SBX_RULE_DNS_PATH; id++) {
+	for (uint32_t id = SBX_RULE_SANDBOX_DIR; id < SBX_RULE_BUILTIN_END; id++) {
 		const char *name = sbx_builtin_rule_name(id);
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(name);

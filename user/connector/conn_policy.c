@@ -200,6 +200,15 @@ void sbx_conn_policy_free(struct sbx_conn_policy *cp)
 }
 
 /* "Denied: A, B. Asked: C." with the defaults, each list cut at max bytes */
+/* the order in which the session's context names rules (see below) */
+static int pattern_kind(const struct sbx_rule_info *ri, size_t l)
+{
+	int k = ri->pattern[0] == '~' ? (l && ri->pattern[l - 1] == '/' ? 0 : 1) :
+		!strchr(ri->pattern, '/') ? 2 : 3;
+
+	return k + (ri->section == SBX_SEC_FILES && !(ri->access & SBX_ACCBIT(SBX_ACC_READ)) ? 4 : 0);
+}
+
 char *sbx_conn_policy_patterns(const struct sbx_conn_policy *cp, size_t max)
 {
 	char *buf = NULL;
@@ -219,32 +228,31 @@ char *sbx_conn_policy_patterns(const struct sbx_conn_policy *cp, size_t max)
 		bool any = false, cut = false;
 
 		/* what may not even be read first (secrets), then what may not
-		 * be written; within each, the home directory, then names
-		 * anywhere, then the rest */
-		for (int kind = 0; kind < 6 && !cut; kind++)
-			for (uint32_t id = 1; id <= n && !cut; id++) {
-				const struct sbx_rule_info *ri = sbx_policy_rule(cp->pol, id);
-				int k;
-				size_t l;
+		 * be written; within each, the home directory's directories
+		 * (one pattern covers many files), its files, then names
+		 * anywhere, then the rest; within those, the shortest first:
+		 * the broad, well-known places (~/.ssh/) before the long tail */
+		for (int kind = 0; kind < 8 && !cut; kind++)
+			for (size_t want_len = 1; want_len <= 256 && !cut; want_len++)
+				for (uint32_t id = 1; id <= n && !cut; id++) {
+					const struct sbx_rule_info *ri = sbx_policy_rule(cp->pol, id);
+					size_t l;
 
-				if (!ri || ri->is_default || ri->verdict != want)
-					continue;
-				k = (ri->pattern[0] == '~' ? 0 : !strchr(ri->pattern, '/') ? 1 : 2) +
-				    (ri->section == SBX_SEC_FILES &&
-				     !(ri->access & SBX_ACCBIT(SBX_ACC_READ)) ? 3 : 0);
-				if (k != kind)
-					continue;
-				l = strlen(ri->pattern);
-				if (used + l > max) {
-					fputs(", ... (see the policy)", f);
-					cut = true;
-					break;
+					if (!ri || ri->is_default || ri->verdict != want)
+						continue;
+					l = strlen(ri->pattern);
+					if ((l < 256 ? l : 256) != want_len || pattern_kind(ri, l) != kind)
+						continue;
+					if (used + l > max) {
+						fputs(", ... (see the policy)", f);
+						cut = true;
+						break;
+					}
+					fprintf(f, "%s%s", any ? ", " : pass ? "Asked (a person decides): " :
+						"Denied: ", ri->pattern);
+					used += l + 2;
+					any = true;
 				}
-				fprintf(f, "%s%s", any ? ", " : pass ? "Asked (a person decides): " :
-					"Denied: ", ri->pattern);
-				used += l + 2;
-				any = true;
-			}
 		if (any)
 			fputs(".\n", f);
 	}
