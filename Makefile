@@ -57,7 +57,8 @@ endif
 .PHONY: man FORCE all deps test unit unit-policy vmtest bench bench-helpers install uninstall clean fuzz e2e-deps demo
 
 MAN_PAGES := $(BUILD)/man/bpfsbx.1 $(BUILD)/man/bpfsbx-policy.5
-all: $(BUILD)/bpfsbx $(MAN_PAGES)
+COMPLETION := $(BUILD)/completion/bpfsbx
+all: $(BUILD)/bpfsbx $(MAN_PAGES) $(COMPLETION)
 
 # ---- BPF: one object per concern, statically linked into one skeleton ----
 
@@ -290,7 +291,7 @@ install: all
 	install -m 0644 policy/shipped/*.yaml $(DESTDIR)$(PREFIX)/share/bpfsbx/policy/
 	install -D -m 0644 $(BUILD)/man/bpfsbx.1 $(DESTDIR)$(MANDIR)/man1/bpfsbx.1
 	install -D -m 0644 $(BUILD)/man/bpfsbx-policy.5 $(DESTDIR)$(MANDIR)/man5/bpfsbx-policy.5
-	install -D -m 0644 tools/completion/bpfsbx.bash $(DESTDIR)$(COMPDIR)/bpfsbx
+	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(COMPDIR)/bpfsbx
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' tools/bpfsbx.service.in >$(DESTDIR)$(UNITDIR)/bpfsbx.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/bpfsbx.service
@@ -300,13 +301,31 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	rmdir $(DESTDIR)$(PREFIX)/share/bpfsbx/policy $(DESTDIR)$(PREFIX)/share/bpfsbx 2>/dev/null || true
 
-# ---- man pages (scdoc) ------------------------------------------------------
+# ---- man pages (scdoc) and completion -----------------------------------------
+
+# bpfsbx(1)'s synopses and options, and the completion's lists of commands
+# and options, come from the commands' option tables (user/cmd/cmd.h), by
+# the binary itself: a command or option cannot be left out of either
+$(BUILD)/man/bpfsbx.1: docs/man/bpfsbx.1.scd tools/gen/man.awk $(BUILD)/bpfsbx
+	@mkdir -p $(@D)
+	$(call msg,SCDOC,$@)
+	$(Q)$(BUILD)/bpfsbx help --gen man >$@.gen
+	$(Q)awk -f tools/gen/man.awk $@.gen $< >$@.scd
+	$(Q)scdoc <$@.scd >$@
+	$(Q)rm -f $@.gen
 
 $(BUILD)/man/%: docs/man/%.scd
 	@mkdir -p $(@D)
 	$(call msg,SCDOC,$@)
 	$(Q)scdoc <$< >$@
 man: $(MAN_PAGES)
+
+$(COMPLETION): tools/completion/bpfsbx.bash.in $(BUILD)/bpfsbx
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)$(BUILD)/bpfsbx help --gen bash >$@.gen
+	$(Q)sed -e '/^@TABLE@$$/{r $@.gen' -e 'd}' $< >$@
+	$(Q)rm -f $@.gen
 
 # ---- dependencies (Debian 12) ---------------------------------------------
 

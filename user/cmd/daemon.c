@@ -16,41 +16,32 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bpfsbx daemon [--log FILE|-] [--once-ttl SECONDS] [--metrics-dir DIR]\n"
-		   "                     [--policy-cache-ttl SECONDS] [--no-journal]\n\n"
-		   "Load (or adopt) the BPF-LSM programs, pin them under " SBX_PIN_DIR ",\n"
-		   "and serve " SBX_CONTROL_SOCK ". Runs in the foreground; stop it with\n"
-		   "SIGTERM (sessions stay confined).\n\n"
-		   "  --log FILE         the event log, one JSON line per event (default\n"
-		   "                     " SBX_EVENT_LOG "; - for none)\n"
-		   "  --once-ttl S       how long an \"approve once\" grant lasts (default 60)\n"
-		   "  --policy-cache-ttl S\n"
-		   "                     how long a compiled policy stays in the kernel for\n"
-		   "                     the next session of the same policy, user and\n"
-		   "                     project (default 300; 0: until its last session ends)\n"
-		   "  --metrics-dir DIR  write DIR/bpfsbx.prom (Prometheus text format) every\n"
-		   "                     second, for node_exporter's textfile collector\n"
-		   "  --no-journal       do not send events to the systemd journal\n"
-		   "  -h, --help         this help\n");
+	sbx_cmd_help(f, sbx_cmd_find("daemon"));
 }
+
+static const struct sbx_opt daemon_opts[] = {
+	{ "log", 'l', 0, 'f', "FILE|-", SBX_EVENT_LOG,
+	  "the event log, one JSON line per event; - for none", NULL },
+	{ "once-ttl", 't', 0, 0, "SECONDS", "60",
+	  "how long an \"approve once\" grant lasts (1..86400)", NULL },
+	{ "metrics-dir", 'm', 0, 'd', "DIR", NULL,
+	  "write DIR/bpfsbx.prom (Prometheus text format) every second, for node_exporter's "
+	  "textfile collector", NULL },
+	{ "policy-cache-ttl", 'P', 0, 0, "SECONDS", "300",
+	  "how long a compiled policy stays in the kernel for the next session of the same "
+	  "policy, user and project (0: until its last session ends)", NULL },
+	{ "no-journal", 'J', 0, 0, NULL, NULL, "do not send events to the systemd journal", NULL },
+	{ 0 }
+};
 
 static int cmd_daemon(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "log", required_argument, NULL, 'l' },
-		{ "once-ttl", required_argument, NULL, 't' },
-		{ "metrics-dir", required_argument, NULL, 'm' },
-		{ "policy-cache-ttl", required_argument, NULL, 'P' },
-		{ "no-journal", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	struct sbx_daemon_opts o = {};
 	struct sbx_daemon d;
 	char *err = NULL;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+l:t:m:P:Jh", opts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, daemon_opts, "+")) != -1) {
 		long v;
 
 		switch (c) {
@@ -110,5 +101,5 @@ static int cmd_daemon(int argc, char **argv)
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
-SBX_COMMAND(daemon, "daemon", "[--log FILE] [--metrics-dir DIR] [...]", "load BPF-LSM and serve sessions (root)",
-	    cmd_daemon);
+SBX_COMMAND(daemon, "daemon", "[OPTIONS]", "load BPF-LSM and serve sessions (root)",
+	    cmd_daemon, daemon_opts);

@@ -297,4 +297,5 @@ static int cmd_doctor(int argc, char **argv)
 	return failures ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
-SBX_COMMAND(doctor, "doctor", "", "check that this machine can enforce", cmd_doctor);
+SBX_COMMAND(doctor, "doctor", "", "check that this machine can enforce", cmd_doctor,
+	    NULL);
