@@ -281,7 +281,9 @@ $(BUILD) $(BUILD)/bpf:
 MANDIR     := $(PREFIX)/share/man
 COMPDIR    := $(PREFIX)/share/bash-completion/completions
 DOCDIR     := $(PREFIX)/share/doc/bpfsbx
-UNITDIR    ?= /etc/systemd/system
+# the unit search path's place for locally installed units (systemd.unit(5));
+# /etc/systemd/system stays the administrator's
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SHIPPED    := $(notdir $(wildcard policy/shipped/*.yaml))
 DOCS       := $(notdir $(wildcard docs/*.md docs/*.png))
 INSTALLED  := $(PREFIX)/bin/bpfsbx $(addprefix $(PREFIX)/share/bpfsbx/policy/,$(SHIPPED)) \
@@ -298,6 +300,11 @@ define index_man
 	fi
 endef
 
+# a running systemd sees a new or changed unit file only after daemon-reload
+define reload_units
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+endef
+
 install: all
 	install -D -m 0755 $(BUILD)/bpfsbx $(DESTDIR)$(PREFIX)/bin/bpfsbx
 	install -d $(DESTDIR)$(PREFIX)/share/bpfsbx/policy
@@ -312,12 +319,14 @@ install: all
 	chmod 0644 $(DESTDIR)$(UNITDIR)/bpfsbx.service
 	install -D -m 0644 tools/bpfsbx.logrotate $(DESTDIR)/etc/logrotate.d/bpfsbx
 	$(index_man)
+	$(reload_units)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	rmdir $(DESTDIR)$(PREFIX)/share/bpfsbx/policy $(DESTDIR)$(PREFIX)/share/bpfsbx 2>/dev/null || true
 	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	$(index_man)
+	$(reload_units)
 
 # ---- man pages (scdoc) and completion -----------------------------------------
 

@@ -11,6 +11,8 @@
 #include "lib/text.h"
 #include "user/cmd/cmd.h"
 #include "user/daemon/journal.h"
+#include "user/daemon/notify.h"
+#include "user/daemon/control_client.h"
 #include "user/daemon/loop.h"
 #include "user/daemon/metrics.h"
 
@@ -91,12 +93,18 @@ static int cmd_daemon(int argc, char **argv)
 	rc = sbx_daemon_init(&d, &o, &err);
 	if (rc) {
 		sbx_err("%s", err ? err : strerror(-rc));
+		sbx_notify("STATUS=failed: %s", err ? err : strerror(-rc));
 		free(err);
 		sbx_daemon_fini(&d);
 		return SBX_EXIT_FAIL;
 	}
+	/* the programs are attached and the control socket listens: confining */
 	sbx_info("ready (pid %d, %s)", (int)getpid(), d.k.loaded_here ? "loaded" : "adopted");
+	sbx_notify("READY=1\nSTATUS=confining: programs %s and attached, serving %s",
+		   d.k.loaded_here ? "loaded" : "adopted", sbx_control_path());
 	rc = sbx_daemon_loop(&d);
+	sbx_notify("STOPPING=1\nSTATUS=stopping: sessions stay confined (the programs stay "
+		   "pinned until bpfsbx unload)");
 	sbx_daemon_fini(&d);
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
