@@ -172,7 +172,12 @@ test_no_bpf_lsm_clear_error() {
 	echo "$out" | grep -q "BPF-LSM is not active" || fail "unclear message: $out"
 	[ $rrc = 1 ] && echo "$rout" | grep -q "BPF-LSM is not active" || fail "run: rc=$rrc $rout"
 	[ $drc = 1 ] || fail "doctor passed without BPF-LSM: $dout"
-	echo "$dout" | grep -q "lsm=" || fail "doctor does not say how to fix it: $dout"
+	# built in, not listed: the line is the real list (capability is implied) plus bpf
+	echo "$dout" | grep -qF "'bpf' is not in its LSM list (lockdown,capability,landlock,yama)" ||
+		fail "doctor's diagnosis: $dout"
+	echo "$dout" | grep -qF 'add "lsm=lockdown,landlock,yama,bpf" to the kernel command line' ||
+		fail "doctor does not say how to fix it: $dout"
+	echo "$rout" | grep -qF 'add "lsm=lockdown,landlock,yama,bpf"' || fail "run's fix: $rout"
 	# nothing half-made: no temporary pin directory, the old pins intact
 	[ -z "$(ls -d /sys/fs/bpf/bpfsbx_new_* 2>/dev/null)" ] || fail "half-loaded state left"
 	[ -e /sys/fs/bpf/bpfsbx/links/sbx_file_open ] || fail "pins damaged"
