@@ -9,8 +9,9 @@
 #                  T=REGEX: the tests whose name matches REGEX; K=6.12: one kernel)
 #   make bench     benchmarks, one VM boot per kernel -> docs/BENCHMARKS.md
 #                  (BEFORE=COMMIT: that commit too, side by side)
-#   make install   /usr/local/bin/bpfsbx, shipped policies, man pages, bash
-#                  completion, systemd unit, logrotate (make uninstall: exactly those)
+#   make install   /usr/local/bin/bpfsbx, shipped policies, man pages (indexed
+#                  for man -k), docs/*.md, bash completion, systemd unit,
+#                  logrotate (make uninstall: exactly those)
 #   make demo      a real session, narrated (in the VM if this kernel cannot enforce)
 #
 # V=1 shows the commands.
@@ -57,7 +58,8 @@ endif
 .PHONY: man FORCE all deps test unit unit-policy vmtest bench bench-helpers install uninstall clean fuzz e2e-deps demo
 
 MAN_PAGES := $(BUILD)/man/bpfsbx.1 $(BUILD)/man/bpfsbx-policy.5
-all: $(BUILD)/bpfsbx $(MAN_PAGES)
+COMPLETION := $(BUILD)/completion/bpfsbx
+all: $(BUILD)/bpfsbx $(MAN_PAGES) $(COMPLETION)
 
 # ---- BPF: one object per concern, statically linked into one skeleton ----
 
@@ -278,11 +280,30 @@ $(BUILD) $(BUILD)/bpf:
 # exactly those (and the directories that held only them).
 MANDIR     := $(PREFIX)/share/man
 COMPDIR    := $(PREFIX)/share/bash-completion/completions
-UNITDIR    ?= /etc/systemd/system
+DOCDIR     := $(PREFIX)/share/doc/bpfsbx
+# the unit search path's place for locally installed units (systemd.unit(5));
+# /etc/systemd/system stays the administrator's
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SHIPPED    := $(notdir $(wildcard policy/shipped/*.yaml))
+DOCS       := $(notdir $(wildcard docs/*.md docs/*.png))
 INSTALLED  := $(PREFIX)/bin/bpfsbx $(addprefix $(PREFIX)/share/bpfsbx/policy/,$(SHIPPED)) \
               $(MANDIR)/man1/bpfsbx.1 $(MANDIR)/man5/bpfsbx-policy.5 $(COMPDIR)/bpfsbx \
+              $(addprefix $(DOCDIR)/,$(DOCS)) \
               $(UNITDIR)/bpfsbx.service /etc/logrotate.d/bpfsbx
+# man -k (apropos) finds the pages only once man-db's index knows them. A
+# staged install (DESTDIR) is indexed where it is unpacked (a package's
+# man-db trigger); INDEX_MAN=yes indexes it in place all the same (tests).
+INDEX_MAN  ?= $(if $(DESTDIR),no,yes)
+define index_man
+	@if [ "$(INDEX_MAN)" = yes ] && command -v mandb >/dev/null; then \
+		mandb -q $(DESTDIR)$(MANDIR) || echo "warning: mandb failed: man -k will not find bpfsbx" >&2; \
+	fi
+endef
+
+# a running systemd sees a new or changed unit file only after daemon-reload
+define reload_units
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+endef
 
 install: all
 	install -D -m 0755 $(BUILD)/bpfsbx $(DESTDIR)$(PREFIX)/bin/bpfsbx
@@ -290,23 +311,48 @@ install: all
 	install -m 0644 policy/shipped/*.yaml $(DESTDIR)$(PREFIX)/share/bpfsbx/policy/
 	install -D -m 0644 $(BUILD)/man/bpfsbx.1 $(DESTDIR)$(MANDIR)/man1/bpfsbx.1
 	install -D -m 0644 $(BUILD)/man/bpfsbx-policy.5 $(DESTDIR)$(MANDIR)/man5/bpfsbx-policy.5
-	install -D -m 0644 tools/completion/bpfsbx.bash $(DESTDIR)$(COMPDIR)/bpfsbx
+	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(COMPDIR)/bpfsbx
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 $(addprefix docs/,$(DOCS)) $(DESTDIR)$(DOCDIR)/
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' tools/bpfsbx.service.in >$(DESTDIR)$(UNITDIR)/bpfsbx.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/bpfsbx.service
 	install -D -m 0644 tools/bpfsbx.logrotate $(DESTDIR)/etc/logrotate.d/bpfsbx
+	$(index_man)
+	$(reload_units)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	rmdir $(DESTDIR)$(PREFIX)/share/bpfsbx/policy $(DESTDIR)$(PREFIX)/share/bpfsbx 2>/dev/null || true
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	$(index_man)
+	$(reload_units)
 
-# ---- man pages (scdoc) ------------------------------------------------------
+# ---- man pages (scdoc) and completion -----------------------------------------
+
+# bpfsbx(1)'s synopses and options, and the completion's lists of commands
+# and options, come from the commands' option tables (user/cmd/cmd.h), by
+# the binary itself: a command or option cannot be left out of either
+$(BUILD)/man/bpfsbx.1: docs/man/bpfsbx.1.scd tools/gen/man.awk $(BUILD)/bpfsbx
+	@mkdir -p $(@D)
+	$(call msg,SCDOC,$@)
+	$(Q)$(BUILD)/bpfsbx help --gen man >$@.gen
+	$(Q)awk -f tools/gen/man.awk $@.gen $< | sed 's|@DOCDIR@|$(DOCDIR)|g' >$@.scd
+	$(Q)scdoc <$@.scd >$@
+	$(Q)rm -f $@.gen
 
 $(BUILD)/man/%: docs/man/%.scd
 	@mkdir -p $(@D)
 	$(call msg,SCDOC,$@)
-	$(Q)scdoc <$< >$@
+	$(Q)sed 's|@DOCDIR@|$(DOCDIR)|g' $< | scdoc >$@
 man: $(MAN_PAGES)
+
+$(COMPLETION): tools/completion/bpfsbx.bash.in $(BUILD)/bpfsbx
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)$(BUILD)/bpfsbx help --gen bash >$@.gen
+	$(Q)sed -e '/^@TABLE@$$/{r $@.gen' -e 'd}' $< >$@
+	$(Q)rm -f $@.gen
 
 # ---- dependencies (Debian 12) ---------------------------------------------
 

@@ -30,25 +30,7 @@ int sbx_cli_decide(int argc, char **argv, bool approve);
 
 static void usage(FILE *out, bool approve)
 {
-	if (approve)
-		fprintf(out,
-			"usage: bpfsbx approve ID [--scope once|session|always] [--dir DIR]\n"
-			"                         [--note TEXT] [--cmd-timeout SECONDS] [--yes]\n"
-			"  Claims the pending request ID in DIR (default: the current directory)\n"
-			"  and approves it. once: this one object, briefly (%d s) or for one use;\n"
-			"  session: until the agent's session ends; always: also every later\n"
-			"  session (remembered.yaml). A request of kind command is run here,\n"
-			"  outside the agent, and only with scope once (default limit %d s).\n"
-			"  On a terminal the full request is shown and confirmed first (--yes:\n"
-			"  do not ask); the command then runs in this terminal as you.\n"
-			"  -h, --help  this help\n",
-			SBX_ONCE_TTL_S, SBX_CMD_TIMEOUT_S);
-	else
-		fprintf(out,
-			"usage: bpfsbx deny ID [--dir DIR] [--note TEXT]\n"
-			"  Claims the pending request ID in DIR (default: the current directory)\n"
-			"  and denies it.\n"
-			"  -h, --help  this help\n");
+	sbx_cmd_help(out, sbx_cmd_find(approve ? "approve" : "deny"));
 }
 
 static bool parse_seconds(const char *s, int *out)
@@ -119,17 +101,31 @@ static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, c
 	return yes;
 }
 
+const struct sbx_opt sbx_approve_opts[] = {
+	{ "scope", 's', 's', 0, "once|session|always", "once",
+	  "once: this object, briefly or for one use; session: until the session ends; always: "
+	  "also later sessions (remembered.yaml)", NULL },
+	{ "dir", 'C', 'C', 'd', "DIR", "the current directory",
+	  "the project whose queue holds ID", NULL },
+	{ "note", 'n', 'n', 0, "TEXT", NULL, "a note for the agent and the audit log", NULL },
+	{ "cmd-timeout", 't', 't', 0, "SECONDS", "600",
+	  "how long an approved command (run here, as you) may run", NULL },
+	{ "yes", 'y', 'y', 0, NULL, NULL,
+	  "do not show the request and ask first (on a terminal)", NULL },
+	{ 0 }
+};
+
+const struct sbx_opt sbx_deny_opts[] = {
+	{ "dir", 'C', 'C', 'd', "DIR", "the current directory",
+	  "the project whose queue holds ID", NULL },
+	{ "note", 'n', 'n', 0, "TEXT", NULL, "a note for the agent and the audit log", NULL },
+	{ "yes", 'y', 'y', 0, NULL, NULL,
+	  "do not show the request and ask first (on a terminal)", NULL },
+	{ 0 }
+};
+
 int sbx_cli_decide(int argc, char **argv, bool approve)
 {
-	static const struct option longopts[] = {
-		{ "scope", required_argument, NULL, 's' },
-		{ "dir", required_argument, NULL, 'C' },
-		{ "note", required_argument, NULL, 'n' },
-		{ "cmd-timeout", required_argument, NULL, 't' },
-		{ "yes", no_argument, NULL, 'y' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *me = approve ? "approve" : "deny";
 	struct sbx_resolve_opts o = { .approve = approve, .scope = SBX_SCOPE_ONCE };
 	const char *dir = NULL, *id, *typed;
@@ -142,7 +138,7 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:C:n:t:yh", longopts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, approve ? sbx_approve_opts : sbx_deny_opts, NULL)) != -1) {
 		switch (c) {
 		case 'y':
 			yes = true;
@@ -282,5 +278,6 @@ static int cmd_approve(int argc, char **argv)
 	return sbx_cli_decide(argc, argv, true);
 }
 
-SBX_COMMAND(approve, "approve", "ID [--scope once|session|always] [--dir DIR]",
-	    "approve a pending request without the watch UI", cmd_approve);
+SBX_COMMAND(approve, "approve", "ID [OPTIONS]",
+	    "approve a pending request without the watch UI", cmd_approve,
+	    sbx_approve_opts);

@@ -341,15 +341,18 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+static const struct sbx_opt audit_opts[] = {
+	{ .sub = "verify", .help = "check the hash chains of FILE, or of every log in DIR "
+	  "(default: the current project's); exit status 1 on a broken chain" },
+	{ .sub = "tail", .help = "print the records of a log, or of every log of a project" },
+	{ "follow", 'f', 'f', 0, NULL, NULL, "keep printing records as they are written", "tail" },
+	{ "lines", 'n', 'n', 0, "N", "10", "the last N records of each log (0: all)", "tail" },
+	{ "json", 'j', 0, 0, NULL, NULL, "the records as JSON lines", "tail" },
+	{ 0 }
+};
+
 static int cmd_tail(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "follow", no_argument, NULL, 'f' },
-		{ "lines", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *target = ".";
 	char *project_buf = NULL;
 	struct tailed *t = NULL;
@@ -361,7 +364,7 @@ static int cmd_tail(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "fn:jh", longopts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, audit_opts, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -520,5 +523,5 @@ static int cmd_audit(int argc, char **argv)
 	return SBX_EXIT_USAGE;
 }
 
-SBX_COMMAND(audit, "audit", "verify FILE|DIR | tail [-f] [FILE|DIR]",
-	    "check or follow the hash-chained audit logs", cmd_audit);
+SBX_COMMAND(audit, "audit", "verify [FILE|DIR...] | tail [OPTIONS] [FILE|DIR]",
+	    "check or follow the hash-chained audit logs", cmd_audit, audit_opts);

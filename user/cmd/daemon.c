@@ -11,46 +11,39 @@
 #include "lib/text.h"
 #include "user/cmd/cmd.h"
 #include "user/daemon/journal.h"
+#include "user/daemon/notify.h"
+#include "user/daemon/control_client.h"
 #include "user/daemon/loop.h"
 #include "user/daemon/metrics.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bpfsbx daemon [--log FILE|-] [--once-ttl SECONDS] [--metrics-dir DIR]\n"
-		   "                     [--policy-cache-ttl SECONDS] [--no-journal]\n\n"
-		   "Load (or adopt) the BPF-LSM programs, pin them under " SBX_PIN_DIR ",\n"
-		   "and serve " SBX_CONTROL_SOCK ". Runs in the foreground; stop it with\n"
-		   "SIGTERM (sessions stay confined).\n\n"
-		   "  --log FILE         the event log, one JSON line per event (default\n"
-		   "                     " SBX_EVENT_LOG "; - for none)\n"
-		   "  --once-ttl S       how long an \"approve once\" grant lasts (default 60)\n"
-		   "  --policy-cache-ttl S\n"
-		   "                     how long a compiled policy stays in the kernel for\n"
-		   "                     the next session of the same policy, user and\n"
-		   "                     project (default 300; 0: until its last session ends)\n"
-		   "  --metrics-dir DIR  write DIR/bpfsbx.prom (Prometheus text format) every\n"
-		   "                     second, for node_exporter's textfile collector\n"
-		   "  --no-journal       do not send events to the systemd journal\n"
-		   "  -h, --help         this help\n");
+	sbx_cmd_help(f, sbx_cmd_find("daemon"));
 }
+
+static const struct sbx_opt daemon_opts[] = {
+	{ "log", 'l', 0, 'f', "FILE|-", SBX_EVENT_LOG,
+	  "the event log, one JSON line per event; - for none", NULL },
+	{ "once-ttl", 't', 0, 0, "SECONDS", "60",
+	  "how long an \"approve once\" grant lasts (1..86400)", NULL },
+	{ "metrics-dir", 'm', 0, 'd', "DIR", NULL,
+	  "write DIR/bpfsbx.prom (Prometheus text format) every second, for node_exporter's "
+	  "textfile collector", NULL },
+	{ "policy-cache-ttl", 'P', 0, 0, "SECONDS", "300",
+	  "how long a compiled policy stays in the kernel for the next session of the same "
+	  "policy, user and project (0: until its last session ends)", NULL },
+	{ "no-journal", 'J', 0, 0, NULL, NULL, "do not send events to the systemd journal", NULL },
+	{ 0 }
+};
 
 static int cmd_daemon(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "log", required_argument, NULL, 'l' },
-		{ "once-ttl", required_argument, NULL, 't' },
-		{ "metrics-dir", required_argument, NULL, 'm' },
-		{ "policy-cache-ttl", required_argument, NULL, 'P' },
-		{ "no-journal", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	struct sbx_daemon_opts o = {};
 	struct sbx_daemon d;
 	char *err = NULL;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+l:t:m:P:Jh", opts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, daemon_opts, "+")) != -1) {
 		long v;
 
 		switch (c) {
@@ -100,15 +93,21 @@ static int cmd_daemon(int argc, char **argv)
 	rc = sbx_daemon_init(&d, &o, &err);
 	if (rc) {
 		sbx_err("%s", err ? err : strerror(-rc));
+		sbx_notify("STATUS=failed: %s", err ? err : strerror(-rc));
 		free(err);
 		sbx_daemon_fini(&d);
 		return SBX_EXIT_FAIL;
 	}
+	/* the programs are attached and the control socket listens: confining */
 	sbx_info("ready (pid %d, %s)", (int)getpid(), d.k.loaded_here ? "loaded" : "adopted");
+	sbx_notify("READY=1\nSTATUS=confining: programs %s and attached, serving %s",
+		   d.k.loaded_here ? "loaded" : "adopted", sbx_control_path());
 	rc = sbx_daemon_loop(&d);
+	sbx_notify("STOPPING=1\nSTATUS=stopping: sessions stay confined (the programs stay "
+		   "pinned until bpfsbx unload)");
 	sbx_daemon_fini(&d);
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
-SBX_COMMAND(daemon, "daemon", "[--log FILE] [--metrics-dir DIR] [...]", "load BPF-LSM and serve sessions (root)",
-	    cmd_daemon);
+SBX_COMMAND(daemon, "daemon", "[OPTIONS]", "load BPF-LSM and serve sessions (root)",
+	    cmd_daemon, daemon_opts);

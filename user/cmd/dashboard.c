@@ -26,33 +26,22 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: bpfsbx dashboard [DIR...] [--port N | --socket PATH] [--token-file FILE]\n"
-		"                        [--cmd-timeout SECONDS]\n"
-		"  Serves the approver's page for the projects DIR and every project of the\n"
-		"  daemon's live sessions, on http://127.0.0.1:PORT (a free port unless --port)\n"
-		"  or on the unix socket PATH (0600; reach it with ssh -L). It prints the URL\n"
-		"  with its random token and writes both to a file only you can read\n"
-		"  (--token-file, or $XDG_RUNTIME_DIR/bpfsbx/ or ~/.local/state/bpfsbx/).\n"
-		"  Decisions are those of bpfsbx watch; an approved command runs here.\n"
-		"\n"
-		"  --port N              listen on 127.0.0.1:N\n"
-		"  --socket PATH         listen on a unix socket instead\n"
-		"  --token-file FILE     where the URL and token are written\n"
-		"  --cmd-timeout SECS    how long an approved command may run\n"
-		"  -h, --help            this help\n");
+	sbx_cmd_help(out, sbx_cmd_find("dashboard"));
 }
+
+static const struct sbx_opt dashboard_opts[] = {
+	{ "port", 'p', 0, 0, "N", "a free port", "listen on 127.0.0.1:N", NULL },
+	{ "socket", 'S', 0, 'f', "PATH", NULL,
+	  "listen on the unix socket PATH (0600; reach it with ssh -L) instead", NULL },
+	{ "token-file", 'T', 0, 'f', "FILE", "$XDG_RUNTIME_DIR/bpfsbx/ or ~/.local/state/bpfsbx/",
+	  "where the URL and its token are written (readable by you only)", NULL },
+	{ "cmd-timeout", 't', 0, 0, "SECONDS", "600",
+	  "how long an approved command may run", NULL },
+	{ 0 }
+};
 
 static int cmd_dashboard(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "socket", required_argument, NULL, 'S' },
-		{ "token-file", required_argument, NULL, 'T' },
-		{ "cmd-timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sbx_dash_opts o = { 0 };
 	char *session = NULL;
 	long v;
@@ -61,7 +50,7 @@ static int cmd_dashboard(int argc, char **argv)
 	sbx_set_log_prefix("bpfsbx dashboard");
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, dashboard_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!sbx_parse_long(optarg, 1, 65535, &v)) {
@@ -121,5 +110,6 @@ static int cmd_dashboard(int argc, char **argv)
 	return sbx_dash_run(&o);
 }
 
-SBX_COMMAND(dashboard, "dashboard", "[DIR...] [--port N | --socket PATH]",
-	    "serve the approver's web page (sessions, requests, events)", cmd_dashboard);
+SBX_COMMAND(dashboard, "dashboard", "[DIR...] [OPTIONS]",
+	    "serve the approver's web page (sessions, requests, events)", cmd_dashboard,
+	    dashboard_opts);

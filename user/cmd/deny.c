@@ -9,11 +9,12 @@
 #include "user/cmd/cmd.h"
 
 int sbx_cli_decide(int argc, char **argv, bool approve);	/* user/cmd/approve.c */
+extern const struct sbx_opt sbx_deny_opts[];
 
 static int cmd_deny(int argc, char **argv)
 {
 	return sbx_cli_decide(argc, argv, false);
 }
 
-SBX_COMMAND(deny, "deny", "ID [--dir DIR] [--note TEXT]",
-	    "deny a pending request without the watch UI", cmd_deny);
+SBX_COMMAND(deny, "deny", "ID [OPTIONS]",
+	    "deny a pending request without the watch UI", cmd_deny, sbx_deny_opts);

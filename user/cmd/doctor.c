@@ -17,6 +17,7 @@
 #include "user/cmd/cmd.h"
 #include "user/daemon/kernel.h"
 #include "user/daemon/loop.h"
+#include "user/daemon/lsm_diag.h"
 #include "user/daemon/state.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
@@ -87,29 +88,6 @@ static bool fs_is(const char *path, unsigned long magic)
 	return statfs(path, &sf) == 0 && (unsigned long)sf.f_type == magic;
 }
 
-static char *kconfig(const char *key)
-{
-	struct utsname u;
-	char *path, *buf = NULL, *p, *val = NULL;
-
-	if (uname(&u))
-		return NULL;
-	path = sbx_asprintf("/boot/config-%s", u.release);
-	if (sbx_read_file(path, 16 << 20, &buf, NULL) == 0) {
-		char *needle = sbx_asprintf("\n%s=", key);
-
-		p = strstr(buf, needle);
-		if (p) {
-			p += strlen(needle);
-			val = strndup(p, strcspn(p, "\n"));
-		}
-		free(needle);
-	}
-	free(buf);
-	free(path);
-	return val;
-}
-
 static int libbpf_silent(enum libbpf_print_level l, const char *f, va_list ap)
 {
 	(void)l;
@@ -121,7 +99,8 @@ static int libbpf_silent(enum libbpf_print_level l, const char *f, va_list ap)
 static int cmd_doctor(int argc, char **argv)
 {
 	struct utsname u;
-	char *lsm = NULL, *cfg, *lockdown = NULL;
+	char *lockdown = NULL;
+	struct sbx_lsm_diag diag;
 	bool bpf_lsm, in_session;
 	struct stat st;
 	pid_t dpid = 0;
@@ -153,25 +132,14 @@ static int cmd_doctor(int argc, char **argv)
 		     "whether they load here");
 	}
 
-	bpf_lsm = sbx_bpf_lsm_active(&lsm);
-	if (lsm)
-		lsm[strcspn(lsm, "\n")] = 0;
-	if (!lsm && !fs_is("/sys/kernel/security", 0x73636673)) {
-		check(false, "securityfs is mounted at /sys/kernel/security",
-		      "mount -t securityfs securityfs /sys/kernel/security");
-	}
-	cfg = kconfig("CONFIG_BPF_LSM");
-	check(bpf_lsm, "BPF-LSM is active (\"bpf\" in /sys/kernel/security/lsm)",
-	      "%s%s%s", cfg && !strcmp(cfg, "y") ?
-	      "the kernel has CONFIG_BPF_LSM=y but does not enable it: add \"lsm=" :
-	      "this kernel may lack CONFIG_BPF_LSM; if it has it, add \"lsm=",
-	      lsm && *lsm ? lsm : "landlock,lockdown,yama,integrity,apparmor",
-	      ",bpf\" to the kernel command line (Debian/Ubuntu: GRUB_CMDLINE_LINUX in "
-	      "/etc/default/grub, then update-grub and reboot; Ubuntu kernels ship "
-	      "CONFIG_BPF_LSM=y without bpf in the default list)");
-	if (lsm)
-		note("active LSMs: %s", lsm);
-	free(cfg);
+	/* built, listed, and allowed to load here: one diagnosis, the daemon's */
+	sbx_lsm_diagnose(&diag, !sbx_kernel_pinned());
+	bpf_lsm = diag.state == SBX_LSM_OK;
+	check(bpf_lsm, diag.why, "%s", diag.fix ? diag.fix : "");
+	if (diag.lsm)
+		note("active LSMs: %s", diag.lsm);
+	if (diag.config)
+		note("kernel configuration read from %s", diag.config);
 
 	check(stat("/sys/kernel/btf/vmlinux", &st) == 0,
 	      "kernel BTF at /sys/kernel/btf/vmlinux (needed for CO-RE)",
@@ -263,8 +231,6 @@ static int cmd_doctor(int argc, char **argv)
 		      "(see the table below); please report it with `bpfsbx doctor` output" : "");
 		free(verr);
 		sbx_bpf__destroy(skel);
-	} else if (geteuid() != 0) {
-		note("run as root to also test-load the BPF programs");
 	} else if (sbx_kernel_pinned()) {
 		char *text = NULL;
 
@@ -274,6 +240,15 @@ static int cmd_doctor(int argc, char **argv)
 		if (!costs)
 			note("no verifier figures (" SBX_VERIFIER_FILE "): they are recorded by the "
 			     "daemon that loads the programs");
+	} else if (geteuid() != 0) {
+		note("no verifier table: run as root to test-load the programs and see what each "
+		     "costs the verifier");
+	} else if (diag.state == SBX_LSM_REFUSED) {
+		note("no verifier table: the kernel refuses LSM programs here (%s) before its "
+		     "verifier sees them", strerror(diag.load_errno));
+	} else {
+		note("no verifier table: the programs cannot be loaded until BPF-LSM is active "
+		     "(above)");
 	}
 	if (costs) {
 		int over = sbx_costs_print(stdout, costs);
@@ -291,10 +266,11 @@ static int cmd_doctor(int argc, char **argv)
 		"not loaded");
 
 	printf("\nknown limits (docs/LIMITS.md):\n%s", sbx_known_limits);
-	free(lsm);
+	sbx_lsm_diag_free(&diag);
 	printf("\n%s\n", failures ? "bpfsbx cannot enforce on this machine yet: fix the FAIL lines"
 				  : "bpfsbx can enforce on this machine");
 	return failures ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
-SBX_COMMAND(doctor, "doctor", "", "check that this machine can enforce", cmd_doctor);
+SBX_COMMAND(doctor, "doctor", "", "check that this machine can enforce", cmd_doctor,
+	    NULL);

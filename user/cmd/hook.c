@@ -13,6 +13,13 @@
 #include "user/connector/claude_hook.h"
 #include "user/connector/escalate.h"
 
+static const struct sbx_opt hook_subs[] = {
+	{ .sub = "pre-tool-use", .help = "before a tool call: allow, deny or ask a person" },
+	{ .sub = "post-tool-use", .help = "after a tool call" },
+	{ .sub = "session-start", .help = "when a session starts: tell the agent the mode in force" },
+	{ 0 }
+};
+
 static int cmd_hook(int argc, char **argv)
 {
 	struct sbx_hook_opts o = { 0 };
@@ -80,5 +87,6 @@ static int cmd_hook(int argc, char **argv)
 	return r.exit_code == 0 ? 0 : 2;
 }
 
-SBX_COMMAND(hook, "hook", "pre-tool-use|post-tool-use|session-start",
-	    "Claude Code hook: check a tool call against the policy", cmd_hook);
+SBX_COMMAND(hook, "hook", "pre-tool-use|post-tool-use|session-start <INPUT.json",
+	    "Claude Code hook: check a tool call against the policy", cmd_hook,
+	    hook_subs);

@@ -141,18 +141,7 @@ static int read_cur(struct plan *pl, char **err)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bpfsbx init [DIR] [--claude] [--mcp] [--codex] [--cursor] [--policy FILE]\n"
-		"                   [--nested]\n"
-		"  --claude   Claude Code hooks in DIR/.claude/settings.json\n"
-		"  --mcp      the bpfsbx MCP server in DIR/.mcp.json (Claude Code)\n"
-		"  --codex    the MCP server in DIR/.codex/config.toml\n"
-		"  --cursor   the MCP server in DIR/.cursor/mcp.json\n"
-		"  --policy FILE  start .sandbox/policy.yaml from FILE instead of the template\n"
-		"  --nested   set DIR up even inside another project (an ancestor's .sandbox/)\n"
-		"Without --claude/--mcp/--codex/--cursor: --claude --mcp.\n"
-		"Originals are kept in DIR/%s; `bpfsbx uninstall DIR` restores them.\n"
-		"  -h, --help  this help\n",
-		SBX_BACKUP_DIR);
+	sbx_cmd_help(f, sbx_cmd_find("init"));
 }
 
 /* a git work tree (or a .gitignore already): then .gitignore gets .sandbox/ */
@@ -202,14 +191,21 @@ static bool has_sandbox_dir(const char *dir)
 	return r;
 }
 
+static const struct sbx_opt init_opts[] = {
+	{ "claude", 'c', 0, 0, NULL, NULL, "Claude Code hooks in DIR/.claude/settings.json", NULL },
+	{ "mcp", 'm', 0, 0, NULL, NULL,
+	  "the bpfsbx MCP server in DIR/.mcp.json (Claude Code)", NULL },
+	{ "codex", 'x', 0, 0, NULL, NULL, "the MCP server in DIR/.codex/config.toml", NULL },
+	{ "cursor", 'u', 0, 0, NULL, NULL, "the MCP server in DIR/.cursor/mcp.json", NULL },
+	{ "policy", 'p', 0, 'y', "FILE", "the template",
+	  "start DIR/.sandbox/policy.yaml from FILE", NULL },
+	{ "nested", 'n', 0, 0, NULL, NULL,
+	  "set DIR up even inside another project (an ancestor's .sandbox/)", NULL },
+	{ 0 }
+};
+
 static int cmd_init(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "claude", no_argument, NULL, 'c' }, { "mcp", no_argument, NULL, 'm' },
-		{ "codex", no_argument, NULL, 'x' }, { "cursor", no_argument, NULL, 'u' },
-		{ "policy", required_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
-		{ "nested", no_argument, NULL, 'n' }, { NULL, 0, NULL, 0 },
-	};
 	bool claude = false, mcp = false, codex = false, cursor = false, nested = false;
 	const char *policy_file = NULL, *dir_arg = ".";
 	struct plan plans[6];
@@ -222,7 +218,7 @@ static int cmd_init(int argc, char **argv)
 	ssize_t n;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, init_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': claude = true; break;
 		case 'm': mcp = true; break;
@@ -500,5 +496,6 @@ out:
 	return rc;
 }
 
-SBX_COMMAND(init, "init", "[DIR] [--claude] [--mcp] [--codex] [--cursor] [--policy FILE]",
-	    "set a project up: .sandbox/, agent hooks and MCP registration", cmd_init);
+SBX_COMMAND(init, "init", "[DIR] [OPTIONS]",
+	    "set a project up: .sandbox/, agent hooks and MCP registration", cmd_init,
+	    init_opts);

@@ -8,14 +8,6 @@
 extern const struct sbx_cmd __start_sbx_cmds[];
 extern const struct sbx_cmd __stop_sbx_cmds[];
 
-const struct sbx_cmd *sbx_cmd_find(const char *name)
-{
-	for (const struct sbx_cmd *c = __start_sbx_cmds; c < __stop_sbx_cmds; c++)
-		if (strcmp(c->name, name) == 0)
-			return c;
-	return NULL;
-}
-
 void sbx_usage(FILE *out)
 {
 	fprintf(out, "usage: bpfsbx COMMAND [ARGS...]\n       bpfsbx help COMMAND\n"
@@ -50,15 +42,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version"))
 		return print_version();
+	/* the build's generator of bpfsbx(1) and the completion (Makefile) */
+	if (!strcmp(argv[1], "help") && argc == 4 && !strcmp(argv[2], "--gen"))
+		return sbx_cmd_gen(argv[3]) ? SBX_EXIT_USAGE : SBX_EXIT_OK;
 	if (!strcmp(argv[1], "help") && argc > 2) {
 		const struct sbx_cmd *h = sbx_cmd_find(argv[2]);
-		char *hv[] = { argv[2], (char *)"--help", NULL };
 
 		if (!h) {
 			fprintf(stderr, "bpfsbx: unknown command '%s' (try 'bpfsbx --help')\n", argv[2]);
 			return SBX_EXIT_USAGE;
 		}
-		return dispatch(h, 2, hv);
+		sbx_cmd_help(stdout, h);
+		return SBX_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		sbx_usage(stdout);
@@ -68,6 +63,11 @@ int main(int argc, char **argv)
 	if (!c) {
 		fprintf(stderr, "bpfsbx: unknown command '%s' (try 'bpfsbx --help')\n", argv[1]);
 		return SBX_EXIT_USAGE;
+	}
+	/* CMD --help is `help CMD`: one text, from the command's option table */
+	if (argc == 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+		sbx_cmd_help(stdout, c);
+		return SBX_EXIT_OK;
 	}
 	return dispatch(c, argc - 1, argv + 1);
 }

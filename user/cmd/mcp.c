@@ -25,13 +25,14 @@ static void emit_stdout(void *ctx, const char *json)
 	}
 }
 
+static const struct sbx_opt mcp_opts[] = {
+	{ "project", 'p', 0, 'd', "DIR", "$CLAUDE_PROJECT_DIR, then the current directory upward",
+	  "the project", NULL },
+	{ 0 }
+};
+
 static int cmd_mcp(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "project", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sbx_mcp_opts o = { .emit = emit_stdout };
 	struct sbx_mcp *m;
 	char *buf = NULL;
@@ -40,7 +41,7 @@ static int cmd_mcp(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, mcp_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o.project = optarg;
@@ -153,6 +154,6 @@ static int cmd_mcp(int argc, char **argv)
 	return 0;
 }
 
-SBX_COMMAND(mcp, "mcp", "[--project DIR]",
+SBX_COMMAND(mcp, "mcp", "[OPTIONS]",
 	    "stdio MCP server: run_privileged, request_access, check_request, sandbox_status",
-	    cmd_mcp);
+	    cmd_mcp, mcp_opts);

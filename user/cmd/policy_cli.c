@@ -36,23 +36,25 @@
 #include "user/connector/classify.h"
 #include "user/connector/conn_policy.h"
 
-static const char policy_usage[] =
-	"usage: bpfsbx policy check [FILE] [--project DIR] [--home DIR] [--no-resolve]\n"
-	"       bpfsbx policy explain [FILE] [--project DIR] [--home DIR] [--no-resolve]\n"
-	"                             (PATH | @ABSTRACT | HOST | HOST:PORT | ADDRESS:PORT |\n"
-	"                              [IPV6]:PORT | -- CMD [ARGS...] | --paths-from LIST)\n"
-	"       bpfsbx policy compile --dump FILE [--project DIR] [--home DIR] [--no-resolve]\n"
-	"                             [--policy-id N]\n"
-	"\n"
-	"  --project DIR   the directory ${PROJECT} stands for (default: the current directory)\n"
-	"  --home DIR      the directory ~ and ${HOME} stand for (default: $HOME)\n"
-	"  --no-resolve    accepted for old scripts; nothing is resolved any more\n"
-	"  --paths-from LIST  explain every path in LIST (one a line; - is stdin) with one\n"
-	"                  compile, each as `explain PATH` would\n"
-	"  -h, --help      this help\n"
-	"\n"
-	"FILE defaults to ./.sandbox/policy.yaml. explain -- CMD classifies the command line\n"
-	"exactly as the Claude Code hook does (one argument: a whole command line).\n";
+static const struct sbx_opt policy_opts[] = {
+	{ .sub = "check", .help = "load and compile FILE; print each problem as "
+	  "FILE:LINE:COL: error|warning: FIELD: MESSAGE" },
+	{ .sub = "explain", .help = "which rule decides PATH, @ABSTRACT, HOST, HOST:PORT, "
+	  "ADDRESS:PORT, [IPV6]:PORT or -- CMD [ARGS...] (classified as the Claude Code hook does)" },
+	{ .sub = "compile", .help = "with --dump: the exact map entries the daemon would install" },
+	{ "project", 'P', 0, 'd', "DIR", "the current directory",
+	  "the directory ${PROJECT} stands for", NULL },
+	{ "home", 'H', 0, 'd', "DIR", "$HOME", "the directory ~ and ${HOME} stand for", NULL },
+	{ "no-resolve", 'R', 0, 0, NULL, NULL,
+	  "accepted for old scripts; nothing is resolved any more", NULL },
+	{ "paths-from", 'L', 0, 'f', "LIST", NULL,
+	  "explain every path in LIST (one a line; - is standard input) with one compile, each as "
+	  "explain PATH would", "explain" },
+	{ "dump", 'D', 0, 0, NULL, NULL, "print the map entries (the only output form)",
+	  "compile" },
+	{ "policy-id", 'I', 0, 0, "N", "1", "the policy id the entries carry", "compile" },
+	{ 0 }
+};
 
 struct popts {
 	const char *file;
@@ -78,7 +80,8 @@ static int usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%s", policy_usage);
+	fputc('\n', stderr);
+	sbx_cmd_help(stderr, sbx_cmd_find("policy"));
 	return SBX_EXIT_USAGE;
 }
 
@@ -109,43 +112,47 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 				return usage_error("missing command after '--'");
 			break;
 		}
-		if (!strcmp(a, "--project") || !strcmp(a, "--home") || !strcmp(a, "--policy-id")) {
-			if (i + 1 >= argc)
-				return usage_error("%s needs an argument", a);
-			if (!strcmp(a, "--project"))
-				o->project = argv[++i];
-			else if (!strcmp(a, "--home"))
-				o->home = argv[++i];
-			else {
-				char *end;
-				unsigned long v;
+		if (a[0] == '-' && a[1] == '-' && a[2]) {
+			const struct sbx_opt *op = sbx_opt_find(policy_opts, a + 2);
+			const char *v = NULL;
 
-				if (mode != 'd')
-					return usage_error("%s is only for compile", a);
-				errno = 0;
-				v = strtoul(argv[++i], &end, 10);
-				if (errno || *end || v == 0 || v > 0xffffffffUL)
-					return usage_error("bad --policy-id '%s': a number from 1", argv[i]);
-				o->policy_id = (uint32_t)v;
+			if (!op)
+				return usage_error("unknown option '%s'", a);
+			if (op->sub && strcmp(op->sub, argv[1]))
+				return usage_error("%s is only for %s", a, op->sub);
+			if (op->arg) {
+				if (i + 1 >= argc)
+					return usage_error("%s needs an argument", a);
+				v = argv[++i];
 			}
-			continue;
-		}
-		if (!strcmp(a, "--no-resolve")) {
-			o->no_resolve = true;
-			continue;
-		}
-		if (!strcmp(a, "--paths-from")) {
-			if (mode != 'e')
-				return usage_error("--paths-from is only for explain");
-			if (i + 1 >= argc)
-				return usage_error("%s needs an argument", a);
-			o->paths_from = argv[++i];
-			continue;
-		}
-		if (!strcmp(a, "--dump")) {
-			if (mode != 'd')
-				return usage_error("--dump is only for compile");
-			o->dump = true;
+			switch (op->val) {
+			case 'P':
+				o->project = v;
+				break;
+			case 'H':
+				o->home = v;
+				break;
+			case 'R':
+				o->no_resolve = true;
+				break;
+			case 'L':
+				o->paths_from = v;
+				break;
+			case 'D':
+				o->dump = true;
+				break;
+			case 'I': {
+				char *end;
+				unsigned long id;
+
+				errno = 0;
+				id = strtoul(v, &end, 10);
+				if (errno || *end || id == 0 || id > 0xffffffffUL)
+					return usage_error("bad --policy-id '%s': a number from 1", v);
+				o->policy_id = (uint32_t)id;
+				break;
+			}
+			}
 			continue;
 		}
 		if (a[0] == '-' && a[1]) {
@@ -741,11 +748,11 @@ static int policy_main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2) {
-		fputs(policy_usage, stderr);
+		sbx_cmd_help(stderr, sbx_cmd_find("policy"));
 		return SBX_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(policy_usage, stdout);
+		sbx_cmd_help(stdout, sbx_cmd_find("policy"));
 		return SBX_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "check"))
@@ -774,5 +781,5 @@ static int policy_main(int argc, char **argv)
 	return rc;
 }
 
-SBX_COMMAND(policy, "policy", "check|explain|compile FILE ...",
-	    "check a policy, explain a decision, dump the compiled maps", policy_main);
+SBX_COMMAND(policy, "policy", "check|explain|compile [FILE] [OPTIONS] [PATH | HOST:PORT | -- CMD]",
+	    "check a policy, explain a decision, dump the compiled maps", policy_main, policy_opts);

@@ -26,11 +26,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bpfsbx reload [SESSION] [--policy FILE] [--project DIR]\n\n"
-		   "Replace a running session's policy. Without SESSION, the one session of\n"
-		   "yours whose project is DIR (default: the current directory). Without\n"
-		   "--policy, the session's policy file is read again.\n"
-		   "  -h, --help  this help\n");
+	sbx_cmd_help(f, sbx_cmd_find("reload"));
 }
 
 /* The caller's one session in project, from the daemon's status. */
@@ -70,21 +66,23 @@ static char *find_session(const char *project, char **policy)
 	return name;
 }
 
+static const struct sbx_opt reload_opts[] = {
+	{ "policy", 'p', 0, 'y', "FILE", "the session's policy file, read again",
+	  "the new policy: a file, or a shipped policy's name", NULL },
+	{ "project", 'P', 0, 'd', "DIR", "the nearest project above the current directory",
+	  "without SESSION: the one session of yours whose project is DIR", NULL },
+	{ 0 }
+};
+
 static int cmd_reload(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "project", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *policy_arg = NULL, *project_arg = NULL;
 	char project[PATH_MAX], *name = NULL, *policy = NULL, *err = NULL, *given = NULL;
 	json_t *req, *r = NULL, *v;
 	size_t i;
 	int c, rc = SBX_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "p:P:h", opts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, reload_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_arg = optarg;
@@ -167,5 +165,5 @@ out:
 	return rc;
 }
 
-SBX_COMMAND(reload, "reload", "[SESSION] [--policy FILE]", "swap a running session's policy",
-	    cmd_reload);
+SBX_COMMAND(reload, "reload", "[SESSION] [OPTIONS]", "swap a running session's policy",
+	    cmd_reload, reload_opts);

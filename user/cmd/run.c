@@ -45,15 +45,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: bpfsbx run [--policy FILE] [--project DIR] [--as-root] -- CMD [ARGS...]\n\n"
-		"Run CMD in a new confined session. The policy is FILE, else\n"
-		"DIR/.sandbox/policy.yaml, else the shipped agent-default policy.\n"
-		"DIR (default: the current directory) is the project: ${PROJECT} in\n"
-		"policies, and where escalations and audit records go (DIR/.sandbox).\n"
-		"CMD replaces this process once the session holds it: the exit status,\n"
-		"or the signal that killed it, is CMD's own (a shell reports 128+N).\n"
-		"  -h, --help  this help\n");
+	sbx_cmd_help(f, sbx_cmd_find("run"));
 }
 
 static int exit_code(int st)
@@ -268,22 +260,25 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 	return rc < 0 ? SBX_EXIT_FAIL : exit_code(rc);
 }
 
+static const struct sbx_opt run_opts[] = {
+	{ "policy", 'p', 0, 'y', "FILE", "DIR/.sandbox/policy.yaml, else the shipped agent-default",
+	  "the session's policy: a file, or a shipped policy's name", NULL },
+	{ "project", 'P', 0, 'd', "DIR", "the nearest project above the current directory, else it",
+	  "the project: ${PROJECT} in policies, where escalations and audit records go", NULL },
+	{ "as-root", 'r', 0, 0, NULL, NULL,
+	  "with no daemon, under sudo: run CMD as root, not as the invoking user", NULL },
+	{ 0 }
+};
+
 static int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "project", required_argument, NULL, 'P' },
-		{ "as-root", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *policy_arg = NULL, *project_arg = NULL;
 	char project[PATH_MAX], here[PATH_MAX], *policy = NULL;
 	bool as_root = false, no_daemon = false;
 	struct stat st;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+p:P:h", opts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, run_opts, "+")) != -1) {
 		switch (c) {
 		case 'p':
 			policy_arg = optarg;
@@ -358,5 +353,5 @@ static int cmd_run(int argc, char **argv)
 	return rc;
 }
 
-SBX_COMMAND(run, "run", "[--policy F] [--project D] -- CMD", "run CMD in a confined session",
-	    cmd_run);
+SBX_COMMAND(run, "run", "[OPTIONS] -- CMD [ARGS...]", "run CMD in a confined session",
+	    cmd_run, run_opts);

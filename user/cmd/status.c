@@ -13,20 +13,21 @@
 #include "lib/log.h"
 #include "lib/text.h"
 
+static const struct sbx_opt status_opts[] = {
+	{ "json", 'j', 0, 0, NULL, NULL,
+	  "the same as one JSON object (also when the daemon is down)", NULL },
+	{ 0 }
+};
+
 static int cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	json_t *req, *r = NULL, *v, *st;
 	bool as_json = false;
 	char *err = NULL;
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, status_opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			as_json = true;
@@ -138,4 +139,5 @@ static int cmd_status(int argc, char **argv)
 	return SBX_EXIT_OK;
 }
 
-SBX_COMMAND(status, "status", "[--json]", "show sessions and kernel counters", cmd_status);
+SBX_COMMAND(status, "status", "[--json]", "show sessions and kernel counters", cmd_status,
+	    status_opts);

@@ -318,4 +318,5 @@ static int cmd_uninstall(int argc, char **argv)
 }
 
 SBX_COMMAND(uninstall, "uninstall", "[DIR]",
-	    "undo `bpfsbx init`: restore the files it changed", cmd_uninstall);
+	    "undo `bpfsbx init`: restore the files it changed", cmd_uninstall,
+	    NULL);

@@ -67,19 +67,19 @@ static int live_session_cgroups(bool kill_them)
 	return live;
 }
 
+static const struct sbx_opt unload_opts[] = {
+	{ "force", 'f', 0, 0, NULL, NULL, "kill the live sessions first", NULL },
+	{ 0 }
+};
+
 static int cmd_unload(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	bool force = false;
 	char *err = NULL;
 	json_t *req, *r = NULL;
 	int c, live;
 
-	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, unload_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			force = true;
@@ -147,4 +147,5 @@ static int cmd_unload(int argc, char **argv)
 	return SBX_EXIT_OK;
 }
 
-SBX_COMMAND(unload, "unload", "[--force]", "remove bpfsbx from the kernel (root)", cmd_unload);
+SBX_COMMAND(unload, "unload", "[--force]", "remove bpfsbx from the kernel (root)", cmd_unload,
+	    unload_opts);

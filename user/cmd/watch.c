@@ -662,31 +662,23 @@ static int run(struct watch *w)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: bpfsbx watch [DIR...] [--auto approve|deny [--scope S]] [--once]\n"
-		"                    [--cmd-timeout SECONDS] [--lines]\n"
-		"  Shows pending requests of the projects DIR (default: the current directory)\n"
-		"  and decides them: o once, s for the session, a always, d deny, q quit.\n"
-		"  A request of kind command is run here when approved (once only).\n"
-		"  Without a terminal (or with --lines): one JSON line per new request on\n"
-		"  stdout; stdin takes 'approve ID [once|session|always]', 'deny ID [note]',\n"
-		"  'quit', each answered by {\"ok\":..,\"id\":..,\"error\":..}.\n"
-		"  --auto approve|deny  decide everything that arrives (tests, demos)\n"
-		"  --once               handle what is pending now, then exit\n"
-		"  -h, --help  this help\n");
+	sbx_cmd_help(out, sbx_cmd_find("watch"));
 }
+
+static const struct sbx_opt watch_opts[] = {
+	{ "auto", 'A', 0, 0, "approve|deny", NULL,
+	  "decide everything that arrives (tests, demos)", NULL },
+	{ "scope", 's', 0, 0, "once|session|always", "once", "the scope of --auto approve", NULL },
+	{ "once", '1', 0, 0, NULL, NULL, "handle what is pending now, then exit", NULL },
+	{ "cmd-timeout", 't', 0, 0, "SECONDS", "600",
+	  "how long an approved command may run", NULL },
+	{ "lines", 'l', 0, 0, NULL, NULL,
+	  "one JSON line per request on stdout and commands on stdin, also on a terminal", NULL },
+	{ 0 }
+};
 
 static int cmd_watch(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "auto", required_argument, NULL, 'A' },
-		{ "scope", required_argument, NULL, 's' },
-		{ "once", no_argument, NULL, '1' },
-		{ "cmd-timeout", required_argument, NULL, 't' },
-		{ "lines", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct watch w = { .ifd = -1, .auto_scope = SBX_SCOPE_ONCE };
 	bool force_lines = false, scope_given = false;
 	int c, status;
@@ -695,7 +687,7 @@ static int cmd_watch(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = sbx_getopt(argc, argv, watch_opts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 			if (!strcmp(optarg, "approve")) {
@@ -824,5 +816,6 @@ out:
 	return status;
 }
 
-SBX_COMMAND(watch, "watch", "[DIR...] [--auto approve|deny] [--once]",
-	    "show pending requests and approve or deny them", cmd_watch);
+SBX_COMMAND(watch, "watch", "[DIR...] [OPTIONS]",
+	    "show pending requests and approve or deny them", cmd_watch,
+	    watch_opts);

@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 #include "bpfsbx.skel.h"
 #include "user/daemon/kernel.h"
+#include "user/daemon/lsm_diag.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
@@ -502,10 +503,19 @@ int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err)
 		*slot_fd(k, &slots[i]) = -1;
 	k->loaded_here = false;
 
-	if (!sbx_bpf_lsm_active(NULL)) {
-		*err = sbx_strdup("BPF-LSM is not active on this kernel: 'bpf' is missing from "
-				  "/sys/kernel/security/lsm (run 'bpfsbx doctor' for how to enable it)");
-		return -EOPNOTSUPP;
+	{
+		/* doctor's diagnosis, so that run and the daemon say the same */
+		struct sbx_lsm_diag d;
+
+		sbx_lsm_diagnose(&d, load && !sbx_kernel_pinned());
+		if (d.state != SBX_LSM_OK) {
+			rc = d.state == SBX_LSM_REFUSED ? -d.load_errno : -EOPNOTSUPP;
+			*err = sbx_asprintf("%s; fix: %s ('bpfsbx doctor' says more)", d.why,
+					    d.fix ? d.fix : "");
+			sbx_lsm_diag_free(&d);
+			return rc;
+		}
+		sbx_lsm_diag_free(&d);
 	}
 	rc = ensure_bpffs(err);
 	if (rc)
