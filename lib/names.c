@@ -84,6 +84,8 @@ static const char *const op_names[SBX_OP_MAX] = {
 	[SBX_OP_SETATTR] = "setattr",
 	[SBX_OP_SIGNAL_OWNER] = "signal_owner",
 	[SBX_OP_DNS] = "dns",
+	[SBX_OP_BIND] = "bind",
+	[SBX_OP_INBOUND] = "inbound",
 };
 
 const char *sbx_op_name(unsigned op)
@@ -239,6 +241,15 @@ const char *sbx_builtin_rule_text(uint32_t id)
 	case SBX_RULE_DNS_PATH:
 		return "built-in dns-path: names are resolved by bpfsbx; DNS over TLS, mDNS/LLMNR, "
 		       "DoH to public resolvers by address and the resolvers' own addresses are refused";
+	case SBX_RULE_RESERVED_PORT:
+		return "built-in reserved-port: network.reserved_ports: outside clients use this "
+		       "port with credentials, so no session may serve on it";
+	case SBX_RULE_INBOUND:
+		return "built-in inbound: a client outside every session may not connect to a "
+		       "session's listener (network.inbound, network.inbound_ports)";
+	case SBX_RULE_INBOUND_PORT:
+		return "built-in inbound-port: network.inbound_ports lets outside clients reach "
+		       "the session's listener on this port";
 	default:
 		return "built-in rule";
 	}
