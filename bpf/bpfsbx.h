@@ -468,10 +468,12 @@ enum sbx_epoch_idx {
 	SBX_EPOCH_DEV_PORTS = 5,	/* BPF (ports.bpf.c): ports that a socket
 				 * bound to a device has held (sbx_dev_ports);
 				 * 0: no loopback decision needs to look */
-	SBX_EPOCH_SESSION_PORTS = 6,	/* BPF: non-zero once a socket of any
-				 * session got a TCP/UDP port (sbx_mark_owner);
-				 * 0: an outside client's loopback connect need
-				 * not look its listener up (inbound.bpf.c) */
+	SBX_EPOCH_SESSION_PORTS = 6,	/* BPF sets bit 0 (TCP and the rest) or
+				 * bit 1 (UDP) once a socket of any session got
+				 * such a port (sbx_mark_owner);
+				 * the daemon clears it when its last session
+				 * ends. 0: an outside client's loopback connect
+				 * need not look its listener up (inbound.bpf.c) */
 	SBX_EPOCH_MAX
 };
 

@@ -16,8 +16,9 @@
  * cannot look a listener up; cgroup sock_addr programs can
  * (bpf_sk_lookup_tcp/udp). They are attached to the cgroup root, so they
  * run for every process's connect and addressed send; what an outside
- * process pays is a few loads unless the destination is loopback and some
- * session has ever held a port (SBX_EPOCH_SESSION_PORTS), and a session's
+ * process pays is a few loads unless the destination is loopback and a
+ * live session has held a port of that protocol (SBX_EPOCH_SESSION_PORTS:
+ * TCP and UDP apart), and a session's
  * own processes leave at once (dns.bpf.c decides for them). A stream of
  * datagrams to one loopback destination whose listener is not a
  * session's costs one socket storage lookup (sbx_lo_seen, with cgid 0)
@@ -115,10 +116,12 @@ static __always_inline int sbx_in_decide(struct bpf_sock_addr *ctx, struct bpf_s
 }
 
 /* Only what an outside process's loopback destination needs: the global
- * word first, then the session gate. */
-static __always_inline bool sbx_in_wanted(void)
+ * word first (a session holds a port of this protocol), then the session
+ * gate. An unreadable word (~0) looks. */
+static __always_inline bool sbx_in_wanted(const struct bpf_sock_addr *ctx)
 {
-	return sbx_read_epoch(SBX_EPOCH_SESSION_PORTS) && !sbx_maybe_in_session();
+	return (sbx_read_epoch(SBX_EPOCH_SESSION_PORTS) & sbx_session_ports_bit(ctx->protocol)) &&
+	       !sbx_maybe_in_session();
 }
 
 static __always_inline int sbx_in4(struct bpf_sock_addr *ctx, __u32 a)
@@ -129,7 +132,7 @@ static __always_inline int sbx_in4(struct bpf_sock_addr *ctx, __u32 a)
 	/* 127.0.0.0/8, and 0.0.0.0 (this host) */
 	if ((bpf_ntohl(a) >> 24) != 127 && a != 0)
 		return 1;
-	if (!sbx_in_wanted())
+	if (!sbx_in_wanted(ctx))
 		return 1;
 	t.ipv4.daddr = a ? a : bpf_htonl(0x7f000001);
 	t.ipv4.dport = ctx->user_port;
@@ -151,7 +154,7 @@ static __always_inline int sbx_in6(struct bpf_sock_addr *ctx)
 	/* ::1, or :: (this host) */
 	if (a0 || a1 || a2 || (a3 && a3 != bpf_htonl(1)))
 		return 1;
-	if (!sbx_in_wanted())
+	if (!sbx_in_wanted(ctx))
 		return 1;
 	t.ipv6.daddr[3] = bpf_htonl(1);
 	t.ipv6.dport = ctx->user_port;

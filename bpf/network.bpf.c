@@ -219,11 +219,12 @@ static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid)
 		*o = cgid;
 		if (moved)
 			sbx_bump_epoch(SBX_EPOCH_PORTS);
-		/* from now on outside clients' loopback connects look their
-		 * listener up (inbound.bpf.c); written once, not per socket */
+		/* from now on outside clients' loopback connects (or
+		 * datagrams) look their listener up (inbound.bpf.c); written
+		 * once, not per socket */
 		any = bpf_map_lookup_elem(&sbx_epoch, &k);
-		if (any && !*any)
-			__sync_fetch_and_add(any, 1);
+		if (any && !(*any & sbx_session_ports_bit(sk->sk_protocol)))
+			__sync_fetch_and_or(any, sbx_session_ports_bit(sk->sk_protocol));
 	}
 	return 0;
 }

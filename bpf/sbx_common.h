@@ -630,6 +630,13 @@ static __always_inline __u8 sbx_inbound_verdict(const struct sbx_session *s, __u
 	return SBX_V_DENY;
 }
 
+/* SBX_EPOCH_SESSION_PORTS: which kind of port some session holds, so that
+ * an outside process's datagrams do not pay for a session's TCP server */
+static __always_inline __u64 sbx_session_ports_bit(__u8 proto)
+{
+	return proto == IPPROTO_UDP ? 2 : 1;
+}
+
 /* the daemon itself is never an outside client to refuse */
 static __always_inline bool sbx_current_is_daemon(void)
 {
