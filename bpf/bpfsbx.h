@@ -98,6 +98,9 @@ enum sbx_op {
 				 * segment; aux = its id, name_hash = its key */
 	SBX_OP_KEY,		/* a kernel key or keyring; aux = its serial,
 				 * port = the permission asked (enum key_need_perm) */
+	SBX_OP_BIND,		/* a session's bind() to a port its policy reserves */
+	SBX_OP_INBOUND,		/* a process outside every session connected or sent
+				 * to a session's listener (SBX_EVF_INBOUND) */
 	SBX_OP_MAX
 };
 
@@ -188,7 +191,17 @@ enum sbx_name_kind {
 	SBX_NAME_SUFFIX = 2,	/* "*lit" */
 	SBX_NAME_ABSTRACT = 3,	/* "@name": an abstract unix socket's whole name */
 	SBX_NAME_ABSTRACT_PREFIX = 4,	/* "@lit*" */
+	SBX_NAME_PORT = 5,	/* not a name: a TCP/UDP port of the session's own
+				 * sockets (network.reserved_ports, inbound_ports),
+				 * hash = the port, len = 0; verdict[SBX_PORT_BIND]
+				 * decides a bind to it, verdict[SBX_PORT_INBOUND]
+				 * an outside client's connect into it. Port 0
+				 * holds network.inbound, the default for every
+				 * port and for unix sockets. */
 };
+
+#define SBX_PORT_BIND		0	/* index into sbx_file_rule.verdict/rule_id */
+#define SBX_PORT_INBOUND	1
 
 /* Basename rules: match any path component, wherever it is. */
 struct sbx_name_key {
@@ -459,6 +472,12 @@ enum sbx_epoch_idx {
 	SBX_EPOCH_DEV_PORTS = 5,	/* BPF (ports.bpf.c): ports that a socket
 				 * bound to a device has held (sbx_dev_ports);
 				 * 0: no loopback decision needs to look */
+	SBX_EPOCH_SESSION_PORTS = 6,	/* BPF sets bit 0 (TCP and the rest) or
+				 * bit 1 (UDP) once a socket of any session got
+				 * such a port (sbx_mark_owner);
+				 * the daemon clears it when its last session
+				 * ends. 0: an outside client's loopback connect
+				 * need not look its listener up (inbound.bpf.c) */
 	SBX_EPOCH_MAX
 };
 
@@ -527,6 +546,9 @@ enum sbx_builtin_rule {
 							 * session did not make */
 	SBX_RULE_KEY_OUTSIDE	= SBX_RULE_BUILTIN + 20,/* a key the session did not make */
 	SBX_RULE_EXEC_PRIV	= SBX_RULE_BUILTIN + 21,/* an exec that gains privileges */
+	SBX_RULE_RESERVED_PORT	= SBX_RULE_BUILTIN + 22,/* network.reserved_ports */
+	SBX_RULE_INBOUND	= SBX_RULE_BUILTIN + 23,/* inbound default: no network.inbound */
+	SBX_RULE_INBOUND_PORT	= SBX_RULE_BUILTIN + 24,/* network.inbound_ports */
 	SBX_RULE_BUILTIN_END,	/* one past the last: new built-in rules go above */
 };
 
@@ -544,6 +566,9 @@ enum sbx_event_flags {
 						 * "@name" */
 	SBX_EVF_LOOPBACK	= 1u << 8,	/* addr:port is a loopback listener
 						 * outside the session (dns.bpf.c) */
+	SBX_EVF_INBOUND		= 1u << 9,	/* pid, comm, uid: a client outside every
+						 * session; cgid: the session whose
+						 * listener it tried (inbound.bpf.c) */
 };
 
 #define SBX_EVENT_PATH_MAX 512

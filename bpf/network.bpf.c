@@ -213,10 +213,18 @@ static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid)
 		/* a socket of another session changes hands: a loopback
 		 * listener remembered as that session's is no longer its own */
 		bool moved = *o != 0;
+		__u32 k = SBX_EPOCH_SESSION_PORTS;
+		__u64 *any;
 
 		*o = cgid;
 		if (moved)
 			sbx_bump_epoch(SBX_EPOCH_PORTS);
+		/* from now on outside clients' loopback connects (or
+		 * datagrams) look their listener up (inbound.bpf.c); written
+		 * once, not per socket */
+		any = bpf_map_lookup_elem(&sbx_epoch, &k);
+		if (any && !(*any & sbx_session_ports_bit(sk->sk_protocol)))
+			__sync_fetch_and_or(any, sbx_session_ports_bit(sk->sk_protocol));
 	}
 	return 0;
 }
@@ -237,10 +245,73 @@ static __always_inline int sbx_mark_port_holder(struct socket *so)
 	return sbx_mark_owner(so, cgid);
 }
 
+/*
+ * A session's server on a port that outside clients use with credentials
+ * (network.reserved_ports: ssh, postgres, redis, an X display) would
+ * receive the person's own psql, redis-cli or ssh and what they send
+ * first: passwords, tokens, cookies. The bind is refused; a port the
+ * kernel picks (listen() or connect() without bind, a first datagram)
+ * is ephemeral and never one of those. Every family puts the port at
+ * offset 2 (sockaddr_in, sockaddr_in6, the AF_UNSPEC that inet_bind
+ * takes as INADDR_ANY).
+ */
+static __always_inline int sbx_check_reserved(struct socket *sock, struct sockaddr *sa, int len)
+{
+	struct sock *sk = sock->sk;
+	struct sbx_file_rule *r;
+	struct sbx_session *s;
+	struct sbx_event *e;
+	__u64 cgid = 0;
+	__u16 fam, port = 0;
+	__u8 v;
+	int ret;
+
+	if (!sk || !sa || len < 4)
+		return 0;	/* the kernel refuses a short address itself */
+	fam = sk->__sk_common.skc_family;
+	if (fam != AF_INET && fam != AF_INET6)
+		return 0;
+	if (bpf_probe_read_kernel(&port, sizeof(port), (void *)sa + 2))
+		return -EPERM;
+	port = bpf_ntohs(port);
+	if (!port)
+		return 0;
+	s = sbx_session_lookup(&cgid);
+	if (!s)
+		return 0;
+	r = sbx_port_rule(s->pol.policy_id, port);
+	if (!r)
+		return 0;
+	v = r->verdict[SBX_PORT_BIND];
+	if (v <= SBX_V_ALLOW)
+		return 0;
+	ret = sbx_verdict_ret(v);
+	sbx_count_verdict(v);
+	e = sbx_event_begin(s, cgid, SBX_OP_BIND, v, r->rule_id[SBX_PORT_BIND], ret);
+	if (!e)
+		return ret;
+	e->family = fam;
+	e->flags = fam == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4;
+	e->port = port;
+	e->proto = sk->sk_protocol;
+	if (fam == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6))
+		bpf_probe_read_kernel(e->addr, 16, (void *)sa + 8);
+	else if (fam == AF_INET && len >= (int)sizeof(struct sockaddr_in))
+		bpf_probe_read_kernel(e->addr, 4, (void *)sa + 4);
+	sbx_event_describe(0, 0);
+	sbx_event_send(e);
+	return ret;
+}
+
+/* AF_UNIX: a session's named socket is what outside clients could reach
+ * (sbx_unix_inbound); nothing to record, the socket's cgroup says whose */
 SEC("lsm/socket_bind")
 int BPF_PROG(sbx_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
 	if (ret || !sbx_maybe_in_session())
+		return ret;
+	ret = sbx_check_reserved(sock, address, addrlen);
+	if (ret)
 		return ret;
 	return sbx_mark_port_holder(sock);
 }
@@ -683,19 +754,75 @@ static __always_inline int sbx_check_unix(struct sock *other, struct sock *newsk
 	return io->v[SBX_ACC_CONNECT] <= SBX_V_ALLOW ? 0 : sbx_file_report(io);
 }
 
+/*
+ * The other direction: a process outside every session (the person's
+ * git, ssh, a language server client, docker's CLI) connects or sends to
+ * a unix socket that a session named, in /tmp, under $XDG_RUNTIME_DIR or
+ * in the abstract namespace: a squatter on a name a real service uses
+ * would receive what the client sends. Refused unless the session's
+ * network.inbound allows it (ports play no part here). Only named sockets
+ * count: one with no name (a socketpair's end) is reached only through a
+ * descriptor its holder chose to hand out. Whose a socket is comes from
+ * the cgroup it was made in (sk_cgrp_data), which no one can change.
+ */
+static __always_inline int sbx_unix_inbound(struct sock *other)
+{
+	struct unix_sock *u = sbx_unix_sk(other);
+	struct sbx_session *s;
+	struct sbx_event *e;
+	struct dentry *d;
+	__u64 cgid;
+	__u32 rule = 0;
+	__u8 v;
+	int ret;
+
+	if (!other || !BPF_CORE_READ(u, addr))
+		return 0;
+	cgid = sbx_sock_session(other);
+	if (!cgid)
+		return 0;
+	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	if (!s)
+		return 0;	/* a cgroup at the session level that is no session */
+	if (sbx_current_is_daemon())
+		return 0;
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	v = sbx_inbound_verdict(s, 0, &rule);
+	if (v <= SBX_V_ALLOW)
+		return 0;
+	ret = sbx_verdict_ret(v);
+	sbx_count_verdict(v);
+	e = sbx_event_begin(s, cgid, SBX_OP_INBOUND, v, rule, ret);
+	if (!e)
+		return ret;
+	e->family = AF_UNIX;
+	e->flags = SBX_EVF_INBOUND;
+	sbx_event_peer(e, other);
+	d = BPF_CORE_READ(u, path.dentry);
+	if (d)
+		e->flags |= SBX_EVF_FILE;	/* the socket's path (abstract: none) */
+	sbx_event_describe(d ? (__u64)BPF_CORE_READ(u, path.mnt) : 0, (__u64)d);
+	sbx_event_send(e);
+	return ret;
+}
+
 SEC("lsm/unix_stream_connect")
 int BPF_PROG(sbx_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
 	     int ret)
 {
-	if (ret || !sbx_maybe_in_session())
+	if (ret)
 		return ret;
+	if (!sbx_maybe_in_session())
+		return sbx_unix_inbound(other);
 	return sbx_check_unix(other, newsk);
 }
 
 SEC("lsm/unix_may_send")
 int BPF_PROG(sbx_unix_may_send, struct socket *sock, struct socket *other, int ret)
 {
-	if (ret || !sbx_maybe_in_session())
+	if (ret)
 		return ret;
+	if (!sbx_maybe_in_session())
+		return sbx_unix_inbound(other->sk);
 	return sbx_check_unix(other->sk, NULL);
 }

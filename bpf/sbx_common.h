@@ -654,6 +654,54 @@ static __always_inline __u64 sbx_sock_session(struct sock *sk)
 	return sbx_cgroup_session(BPF_CORE_READ(sk, sk_cgrp_data.cgroup));
 }
 
+/*
+ * The port entries of a policy (SBX_NAME_PORT in sbx_name_rules): what a
+ * session's bind to a port gets, and what an outside client connecting
+ * into one of the session's listeners gets. Port 0 holds the policy's
+ * network.inbound; a policy without it (compiled elsewhere, or a lookup
+ * that fails) refuses every outside client.
+ */
+static __always_inline struct sbx_file_rule *sbx_port_rule(__u32 policy_id, __u16 port)
+{
+	struct sbx_name_key k = {
+		.policy_id = policy_id, .kind = SBX_NAME_PORT, .hash = port,
+	};
+
+	return bpf_map_lookup_elem(&sbx_name_rules, &k);
+}
+
+/* port 0: a unix socket (network.inbound alone decides) */
+static __always_inline __u8 sbx_inbound_verdict(const struct sbx_session *s, __u16 port,
+						__u32 *rule)
+{
+	struct sbx_file_rule *r = port ? sbx_port_rule(s->pol.policy_id, port) : NULL;
+
+	if (!r || r->verdict[SBX_PORT_INBOUND] == SBX_V_NONE)
+		r = sbx_port_rule(s->pol.policy_id, 0);
+	if (r && r->verdict[SBX_PORT_INBOUND] != SBX_V_NONE) {
+		*rule = r->rule_id[SBX_PORT_INBOUND];
+		return r->verdict[SBX_PORT_INBOUND];
+	}
+	*rule = SBX_RULE_INBOUND;
+	return SBX_V_DENY;
+}
+
+/* SBX_EPOCH_SESSION_PORTS: which kind of port some session holds, so that
+ * an outside process's datagrams do not pay for a session's TCP server */
+static __always_inline __u64 sbx_session_ports_bit(__u8 proto)
+{
+	return proto == IPPROTO_UDP ? 2 : 1;
+}
+
+/* the daemon itself is never an outside client to refuse */
+static __always_inline bool sbx_current_is_daemon(void)
+{
+	__u32 k = 0;
+	struct sbx_config *c = bpf_map_lookup_elem(&sbx_config, &k);
+
+	return c && c->daemon_tgid && (bpf_get_current_pid_tgid() >> 32) == c->daemon_tgid;
+}
+
 /* A person's grant for (session, address, port), or for every port. addr:
  * 4 bytes (AF_INET) or 16, then zeros, as the grant key holds it. */
 static __always_inline bool sbx_addr_granted(__u64 cgid, __u16 family, const __u8 *addr,

@@ -86,6 +86,8 @@ static const char *const op_names[SBX_OP_MAX] = {
 	[SBX_OP_DNS] = "dns",
 	[SBX_OP_IPC] = "ipc",
 	[SBX_OP_KEY] = "key",
+	[SBX_OP_BIND] = "bind",
+	[SBX_OP_INBOUND] = "inbound",
 };
 
 const char *sbx_op_name(unsigned op)
@@ -255,6 +257,15 @@ const char *sbx_builtin_rule_text(uint32_t id)
 	case SBX_RULE_EXEC_PRIV:
 		return "built-in exec-privilege: the program would gain privileges (setuid, setgid "
 		       "or file capabilities); see sandbox: setuid_exec in docs/POLICY.md";
+	case SBX_RULE_RESERVED_PORT:
+		return "built-in reserved-port: network.reserved_ports: outside clients use this "
+		       "port with credentials, so no session may serve on it";
+	case SBX_RULE_INBOUND:
+		return "built-in inbound: a client outside every session may not connect to a "
+		       "session's listener (network.inbound, network.inbound_ports)";
+	case SBX_RULE_INBOUND_PORT:
+		return "built-in inbound-port: network.inbound_ports lets outside clients reach "
+		       "the session's listener on this port";
 	default:
 		return "built-in rule";
 	}
@@ -284,6 +295,9 @@ const char *sbx_builtin_rule_name(uint32_t id)
 		[SBX_RULE_IPC_OUTSIDE - SBX_RULE_BUILTIN] = "ipc-outside",
 		[SBX_RULE_KEY_OUTSIDE - SBX_RULE_BUILTIN] = "key-outside",
 		[SBX_RULE_EXEC_PRIV - SBX_RULE_BUILTIN] = "exec-privilege",
+		[SBX_RULE_RESERVED_PORT - SBX_RULE_BUILTIN] = "reserved-port",
+		[SBX_RULE_INBOUND - SBX_RULE_BUILTIN] = "inbound",
+		[SBX_RULE_INBOUND_PORT - SBX_RULE_BUILTIN] = "inbound-port",
 	};
 	uint32_t i = id - SBX_RULE_BUILTIN;
 

@@ -195,10 +195,11 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 	}
 	for (size_t i = 0; i < c->n_name; i++) {
 		const struct sbx_name_entry *e = &c->name[i];
-		static const char *const kinds[] = { "exact", "prefix", "suffix" };
+		static const char *const kinds[] = { "exact", "prefix", "suffix", "abstract",
+						     "abstract-prefix", "port" };
 
 		dputs(d, "name ");
-		dputs(d, e->k.kind < 3 ? kinds[e->k.kind] : "?");
+		dputs(d, e->k.kind < 6 ? kinds[e->k.kind] : "?");
 		dputs(d, " len=");
 		put_u64(d, e->k.len);
 		put_hash_rule(d, e->k.hash, &e->v, e->what);

@@ -772,6 +772,53 @@ static void compile_name(struct cstate *s, const struct sbx_frule *fr,
 	set_rule(&e->v, fr->access, fr->verdict, fr->id);
 }
 
+/*
+ * network.reserved_ports and network.inbound_ports, and network.inbound at
+ * port 0 (always written: the kernel refuses outside clients when it finds
+ * none). They ride in the name map as SBX_NAME_PORT entries, one per
+ * port, so that a port is one lookup in the kernel and a policy's entries
+ * come and go with its other name entries.
+ */
+static void compile_ports(struct cstate *s)
+{
+	const struct sbx_policy *p = s->p;
+	struct sbx_name_key k = { .policy_id = s->policy_id, .kind = SBX_NAME_PORT };
+	struct fent *e;
+
+	e = fvec_add(&s->name, &k, "inbound", false);
+	if (!e) {
+		s->oom = true;
+		return;
+	}
+	e->v.verdict[SBX_PORT_INBOUND] = p->inbound_rule ? p->inbound_verdict : SBX_V_DENY;
+	e->v.rule_id[SBX_PORT_INBOUND] = p->inbound_rule ? p->inbound_rule : SBX_RULE_INBOUND;
+	for (int kind = 0; kind < 2; kind++) {
+		const struct sbx_port_range *r = kind ? p->inbound_ports : p->reserved;
+		size_t n = kind ? p->n_inbound_ports : p->n_reserved;
+
+		for (size_t i = 0; i < n; i++) {
+			for (uint32_t port = r[i].lo; port <= r[i].hi && port; port++) {
+				char label[32];
+
+				k.hash = port;
+				snprintf(label, sizeof(label), "port %u", port);
+				e = fvec_add(&s->name, &k, label, false);
+				if (!e) {
+					s->oom = true;
+					return;
+				}
+				if (kind) {
+					e->v.verdict[SBX_PORT_INBOUND] = SBX_V_ALLOW;
+					e->v.rule_id[SBX_PORT_INBOUND] = SBX_RULE_INBOUND_PORT;
+				} else {
+					e->v.verdict[SBX_PORT_BIND] = SBX_V_DENY;
+					e->v.rule_id[SBX_PORT_BIND] = SBX_RULE_RESERVED_PORT;
+				}
+			}
+		}
+	}
+}
+
 static int cmp_hl(const void *a, const void *b)
 {
 	const struct hl_cand *x = a, *y = b;
@@ -912,6 +959,8 @@ void compile_files(struct cstate *s)
 			}
 		}
 	}
+	if (!s->oom)
+		compile_ports(s);
 	if (!s->oom)
 		copy_files_out(s);
 	if (!s->oom && !s->err)

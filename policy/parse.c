@@ -97,6 +97,9 @@ static void fdoc_free(struct fdoc *doc)
 	free(doc->ndef.field);
 	free(doc->cdef.field);
 	free(doc->ldef.field);
+	free(doc->idef.field);
+	free(doc->reserved);
+	free(doc->inbound_ports);
 	for (size_t i = 0; i < doc->n_keep_env; i++)
 		free(doc->keep_env[i]);
 	free(doc->keep_env);
@@ -700,6 +703,32 @@ static int merge_doc(struct sbx_policy *p, struct fdoc *doc)
 		p->loopback_verdict = doc->ldef.verdict;
 		p->loopback_rule = id;
 	}
+	if (doc->idef.set) {
+		if (add_default(p, doc, SBX_SEC_NETWORK, &doc->idef, 0,
+				"network.inbound: clients outside every session that connect "
+				"or send to the session's listeners (TCP, UDP, unix sockets)", &id))
+			return -1;
+		p->inbound_verdict = doc->idef.verdict;
+		p->inbound_rule = id;
+	}
+	/* reserved and inbound ports add up along the chain: a child may
+	 * open a port to outside clients, never free a reserved one */
+	for (int k = 0; k < 2; k++) {
+		struct sbx_port_range **dst = k ? &p->inbound_ports : &p->reserved;
+		size_t *nd = k ? &p->n_inbound_ports : &p->n_reserved;
+		const struct sbx_port_range *src = k ? doc->inbound_ports : doc->reserved;
+		size_t ns = k ? doc->n_inbound_ports : doc->n_reserved;
+		struct sbx_port_range *v;
+
+		if (!ns)
+			continue;
+		v = realloc(*dst, (*nd + ns) * sizeof(*v));
+		if (!v)
+			return -1;
+		memcpy(v + *nd, src, ns * sizeof(*v));
+		*dst = v;
+		*nd += ns;
+	}
 	return take_rules(p, doc, SBX_SEC_COMMANDS);
 }
 
@@ -725,6 +754,8 @@ void sbx_policy_free(struct sbx_policy *p)
 	for (size_t i = 0; i < p->n_keep_env; i++)
 		free(p->keep_env[i]);
 	free(p->keep_env);
+	free(p->reserved);
+	free(p->inbound_ports);
 	free(p->home);
 	free(p->project);
 	free(p->resolv_conf);

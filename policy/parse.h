@@ -77,6 +77,10 @@ struct fdoc {
 	char *freason;
 	struct defpos ndef, cdef;
 	struct defpos ldef;	/* network.loopback: a listener outside the session */
+	struct defpos idef;	/* network.inbound: outside clients of its listeners */
+	/* network.reserved_ports and network.inbound_ports: lists add up */
+	struct sbx_port_range *reserved, *inbound_ports;
+	size_t n_reserved, n_inbound_ports;
 	char *nreason, *creason;
 	char *extends;
 	int ext_line, ext_col;

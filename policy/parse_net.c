@@ -505,9 +505,39 @@ static void parse_dns(struct pctx *c, const struct ynode *y)
 	}
 }
 
+/* network.reserved_ports, network.inbound_ports: ports and ranges */
+static void parse_port_list(struct pctx *c, const struct ynode *y, const char *field,
+			    struct sbx_port_range **out, size_t *n_out)
+{
+	size_t n = 0;
+	struct sitem *it = string_or_list(c, y, field, "a port", &n);
+	struct sbx_port_range *v;
+
+	if (!it)
+		return;
+	v = realloc(*out, (*n_out + n + 1) * sizeof(*v));
+	if (!v) {
+		free(it);
+		return;
+	}
+	*out = v;
+	for (size_t i = 0; i < n; i++) {
+		if (parse_port_one(c, it[i].y, it[i].field, &v[*n_out]))
+			continue;
+		if (v[*n_out].lo == 0) {
+			perr(c, it[i].y->line, it[i].y->col, it[i].field,
+			     "port 0 is not a port a socket listens on: use 1-65535");
+			continue;
+		}
+		(*n_out)++;
+	}
+	free(it);
+}
+
 void parse_network(struct pctx *c, const struct ynode *y)
 {
-	static const char *const extra[] = { "loopback", "resolvers", "dns", NULL };
+	static const char *const extra[] = { "loopback", "resolvers", "dns", "inbound",
+					     "reserved_ports", "inbound_ports", NULL };
 	const struct ynode *v;
 
 	parse_verdict_section(c, y, "network", "network.default", "network.rules", &c->doc->ndef,
@@ -518,6 +548,25 @@ void parse_network(struct pctx *c, const struct ynode *y)
 	 * session owns: an accomplice, like a unix socket's */
 	if ((v = map_get(y, "loopback")))
 		parse_section_default(c, v, "network.loopback", &c->doc->ldef);
+	/* outside clients of the session's own listeners (inbound.bpf.c):
+	 * the client is the person's tool, not the agent, so there is no
+	 * one to ask who could retry; ask is refused below */
+	if ((v = map_get(y, "inbound"))) {
+		parse_section_default(c, v, "network.inbound", &c->doc->idef);
+		if (c->doc->idef.set && c->doc->idef.verdict == SBX_V_ASK) {
+			perr(c, v->line, v->col, "network.inbound",
+			     "ask is not a verdict for inbound: the client is outside the session "
+			     "and would not retry; write deny, audit or allow, and name the ports "
+			     "outside clients may use in network.inbound_ports");
+			c->doc->idef.set = false;
+		}
+	}
+	if ((v = map_get(y, "reserved_ports")))
+		parse_port_list(c, v, "network.reserved_ports", &c->doc->reserved,
+				&c->doc->n_reserved);
+	if ((v = map_get(y, "inbound_ports")))
+		parse_port_list(c, v, "network.inbound_ports", &c->doc->inbound_ports,
+				&c->doc->n_inbound_ports);
 	if ((v = map_get(y, "resolvers")))
 		parse_resolvers(c, v);
 	if ((v = map_get(y, "dns")))

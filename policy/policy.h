@@ -394,6 +394,12 @@ struct sbx_policy {
 	size_t n_keep_env;
 	uint8_t loopback_verdict;	/* network.loopback */
 	uint32_t loopback_rule;
+	uint8_t inbound_verdict;	/* network.inbound (0: not set: deny) */
+	uint32_t inbound_rule;
+	struct sbx_port_range *reserved;	/* network.reserved_ports */
+	size_t n_reserved;
+	struct sbx_port_range *inbound_ports;	/* network.inbound_ports */
+	size_t n_inbound_ports;
 	char **sources;			/* realpaths, root of the chain first */
 	size_t n_sources;
 	/* copy of the environment, for compile */

@@ -407,3 +407,67 @@ SBX_TEST(policy_net, loopback_listener_outside)
 		free(y);
 	}
 }
+
+/* the port entries of network.reserved_ports, inbound_ports and inbound */
+static const struct sbx_file_rule *port_entry(const struct sbx_compiled *c, uint64_t port)
+{
+	for (size_t i = 0; i < c->n_name; i++)
+		if (c->name[i].k.kind == SBX_NAME_PORT && c->name[i].k.hash == port)
+			return &c->name[i].v;
+	return NULL;
+}
+
+SBX_TEST(policy_net, reserved_and_inbound_ports)
+{
+	struct sbx_compiled c;
+	struct sbx_diags d = { 0 };
+	const struct sbx_file_rule *r;
+	char *y = pt_path("version: 1\nfiles: {default: allow}\nnetwork:\n  default: deny\n  inbound: audit\n"
+			  "  reserved_ports: [5432, \"6000-6002\"]\n  inbound_ports: [8080]\n");
+	struct sbx_policy *p = pt_compile(y, "/home/u", "/proj", &c, &d);
+
+	if (!p)
+		sbx_diags_print(&d, stderr);
+	CU_ASSERT_FATAL(p != NULL);
+	r = port_entry(&c, 0);
+	CU_ASSERT_FATAL(r != NULL);
+	CU_ASSERT_EQUAL(r->verdict[SBX_PORT_INBOUND], SBX_V_AUDIT);
+	CU_ASSERT(r->rule_id[SBX_PORT_INBOUND] != 0 && r->rule_id[SBX_PORT_INBOUND] < SBX_RULE_BUILTIN);
+	for (uint64_t port = 6000; port <= 6002; port++) {
+		r = port_entry(&c, port);
+		CU_ASSERT_FATAL(r != NULL);
+		CU_ASSERT_EQUAL(r->verdict[SBX_PORT_BIND], SBX_V_DENY);
+		CU_ASSERT_EQUAL(r->rule_id[SBX_PORT_BIND], SBX_RULE_RESERVED_PORT);
+	}
+	CU_ASSERT(port_entry(&c, 6003) == NULL);
+	CU_ASSERT_EQUAL(port_entry(&c, 5432)->verdict[SBX_PORT_BIND], SBX_V_DENY);
+	r = port_entry(&c, 8080);
+	CU_ASSERT_FATAL(r != NULL);
+	CU_ASSERT_EQUAL(r->verdict[SBX_PORT_INBOUND], SBX_V_ALLOW);
+	CU_ASSERT_EQUAL(r->verdict[SBX_PORT_BIND], SBX_V_NONE);
+	sbx_compiled_free(&c);
+	sbx_policy_free(p);
+	sbx_diags_free(&d);
+	free(y);
+
+	/* no network.inbound: outside clients are refused; ask is an error */
+	y = pt_path("version: 1\nfiles: {default: allow}\nnetwork: {default: deny}\n");
+	p = pt_compile(y, "/home/u", "/proj", &c, &d);
+	CU_ASSERT_FATAL(p != NULL);
+	r = port_entry(&c, 0);
+	CU_ASSERT_FATAL(r != NULL);
+	CU_ASSERT_EQUAL(r->verdict[SBX_PORT_INBOUND], SBX_V_DENY);
+	CU_ASSERT_EQUAL(r->rule_id[SBX_PORT_INBOUND], SBX_RULE_INBOUND);
+	sbx_compiled_free(&c);
+	sbx_policy_free(p);
+	sbx_diags_free(&d);
+	free(y);
+	y = pt_path("version: 1\nfiles: {default: allow}\nnetwork: {default: deny, inbound: ask, reserved_ports: [0]}\n");
+	p = pt_load(y, "/home/u", "/proj", &d);
+	CU_ASSERT(p == NULL);
+	CU_ASSERT(pt_has_diag(&d, SBX_DIAG_ERROR, "ask is not a verdict for inbound"));
+	CU_ASSERT(pt_has_diag(&d, SBX_DIAG_ERROR, "port 0"));
+	sbx_policy_free(p);
+	sbx_diags_free(&d);
+	free(y);
+}

@@ -98,6 +98,8 @@ char *sbx_event_object(const struct sbx_event *e)
 				    e->aux, e->port);
 	case SBX_OP_UNIX_CONNECT:
 		return sbx_strdup("unix socket (unnamed)");
+	case SBX_OP_INBOUND:
+		return sbx_strdup("unix socket of the session (abstract)");
 	case SBX_OP_IOCTL:
 		return sbx_asprintf("ioctl 0x%x", e->aux);
 	case SBX_OP_BPF:
@@ -587,6 +589,10 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 		json_object_set_new(line, "name", json_string(event_name(s, e)));
 	if (e->flags & SBX_EVF_LOOPBACK)
 		json_object_set_new(line, "listener", loopback_listener(e));
+	/* pid, comm and exe above are the client's; the session is the
+	 * listener's (bpf/inbound.bpf.c, sbx_unix_inbound) */
+	if (e->flags & SBX_EVF_INBOUND)
+		json_object_set_new(line, "client", json_string("outside every session"));
 	free(exe);
 
 	log_line(d, line);

@@ -269,20 +269,29 @@ static int open_sessions_root(const char *cg_root, uint64_t *id, char **err)
 	return fd;
 }
 
+/* bpf/inbound.bpf.c: outside clients of a session's listener; they run
+ * for every process, so they go on the cgroup root, not the sessions' */
+static bool on_cgroup_root(const char *prog)
+{
+	return !strncmp(prog, "sbx_inbound_", 12);
+}
+
 /*
  * libbpf's skeleton attach leaves cgroup programs alone (they need a
- * cgroup); attach each to the sessions' root by a link, which the pin
- * loop below pins with the others. Links on a cgroup are always
- * multi-attach (as BPF_F_ALLOW_MULTI): other programs on it stay.
+ * cgroup); attach each to the sessions' root (or the cgroup root) by a
+ * link, which the pin loop below pins with the others. Links on a cgroup
+ * are always multi-attach (as BPF_F_ALLOW_MULTI): other programs on it
+ * stay.
  */
 static int attach_cgroup_progs(struct sbx_bpf *skel, struct sbx_config *cfg, char **err)
 {
 	char *cg_root = NULL;
 	uint64_t id = 0;
-	int fd = -1, rc = 0;
+	int fd = -1, rfd = -1, rc = 0;
 
 	for (int i = 0; i < skel->skeleton->prog_cnt && !rc; i++) {
 		struct bpf_program *p = *skel->skeleton->progs[i].prog;
+		bool root = on_cgroup_root(bpf_program__name(p));
 		struct bpf_link *l;
 
 		if (!bpf_program__autoload(p) || !sbx_prog_type_is_cgroup(bpf_program__type(p)))
@@ -297,11 +306,20 @@ static int attach_cgroup_progs(struct sbx_bpf *skel, struct sbx_config *cfg, cha
 				break;
 			}
 		}
-		l = bpf_program__attach_cgroup(p, fd);
+		if (root && rfd < 0) {
+			rfd = open(cg_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (rfd < 0) {
+				rc = -errno;
+				*err = sbx_asprintf("%s: %s", cg_root, strerror(-rc));
+				break;
+			}
+		}
+		l = bpf_program__attach_cgroup(p, root ? rfd : fd);
 		if (!l) {
 			rc = -errno;
-			*err = sbx_asprintf("attaching %s to the sessions' cgroup: %s",
-					    bpf_program__name(p), strerror(-rc));
+			*err = sbx_asprintf("attaching %s to the %s cgroup: %s",
+					    bpf_program__name(p), root ? "root" : "sessions'",
+					    strerror(-rc));
 			break;
 		}
 		*skel->skeleton->progs[i].link = l;
@@ -310,6 +328,8 @@ static int attach_cgroup_progs(struct sbx_bpf *skel, struct sbx_config *cfg, cha
 		cfg->cgroup_progs_root = id;
 	if (fd >= 0)
 		close(fd);
+	if (rfd >= 0)
+		close(rfd);
 	free(cg_root);
 	return rc;
 }
@@ -335,8 +355,8 @@ static int relink_cgroup_progs(int root_fd, char **err)
 		char *path, *tmp;
 		int lfd, pfd, nfd;
 
-		if (de->d_name[0] == '.')
-			continue;
+		if (de->d_name[0] == '.' || on_cgroup_root(de->d_name))
+			continue;	/* the cgroup root is never made anew */
 		path = sbx_asprintf(SBX_PIN_DIR "/links/%s", de->d_name);
 		lfd = bpf_obj_get(path);
 		if (lfd < 0 || bpf_obj_get_info_by_fd(lfd, &info, &len) ||
