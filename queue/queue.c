@@ -28,6 +28,7 @@
 #include "lib/sha256.h"
 #include "lib/text.h"
 #include "queue/queue.h"
+#include "lib/json.h"
 
 enum sub {
 	SUB_PENDING, SUB_CLAIMED, SUB_DONE, SUB_APPLIED, SUB_OUT,
@@ -382,8 +383,8 @@ int sbx_queue_quarantine(struct sbx_queue *q, const char *sub, const char *name,
 
 static int cmp_id(const void *a, const void *b)
 {
-	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "id")),
-		      json_string_value(json_object_get(*(json_t *const *)b, "id")));
+	return strcmp(sbx_json_str(*(json_t *const *)a, "id"),
+		      sbx_json_str(*(json_t *const *)b, "id"));
 }
 
 static bool exists_at(int dirfd, const char *name)
@@ -866,7 +867,7 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 		time_t dl;
 
 		if (d->approve && !d->expired &&
-		    sbx_time_parse(json_string_value(json_object_get(j, "deadline")), &dl) == 0 &&
+		    sbx_time_parse(sbx_json_str(j, "deadline"), &dl) == 0 &&
 		    time(NULL) > dl) {
 			late = (struct sbx_decision_rec){ .approve = false, .scope = SBX_SCOPE_ONCE,
 				.by = "bpfsbx", .note = "no decision before the deadline",
@@ -956,11 +957,11 @@ int sbx_queue_expire(struct sbx_queue *q, time_t now, unsigned *n_expired)
 		}
 		free(err);
 		json_array_foreach(a, i, req) {
-			const char *id = json_string_value(json_object_get(req, "id"));
+			const char *id = sbx_json_str(req, "id");
 			char name[SBX_ID_MAX + 8];
 			time_t dl;
 
-			if (sbx_time_parse(json_string_value(json_object_get(req, "deadline")), &dl) ||
+			if (sbx_time_parse(sbx_json_str(req, "deadline"), &dl) ||
 			    dl > now)
 				continue;
 			id_file(name, sizeof(name), id);
@@ -1115,7 +1116,7 @@ int sbx_queue_check_done(struct sbx_queue *q, const char *name, unsigned flags,
 		if (sbx_read_file_at(q->fd[SUB_APPLIED], id, 4096, &abuf, &alen, NULL) == 0)
 			applied = json_loadb(abuf, alen, 0, &jerr);
 		if (applied &&
-		    !strcmp(json_string_value(json_object_get(applied, "sha256")) ?: "", me.sha256) &&
+		    !strcmp(sbx_json_str(applied, "sha256") ?: "", me.sha256) &&
 		    (uint64_t)json_integer_value(json_object_get(applied, "ino")) == me.ino &&
 		    (uint64_t)json_integer_value(json_object_get(applied, "dev")) == me.dev) {
 			verdict = SBX_DONE_APPLIED;

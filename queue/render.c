@@ -5,11 +5,7 @@
 #include <string.h>
 #include "queue/render.h"
 #include "queue/request.h"
-
-static const char *str(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
+#include "lib/json.h"
 
 size_t sbx_utf8_decode(const unsigned char *p, size_t n, unsigned *cp)
 {
@@ -183,25 +179,25 @@ void sbx_render_object_raw(struct sbx_strbuf *b, const json_t *req)
 	const json_t *o = json_object_get(req, "object");
 
 	if (kind == SBX_REQ_COMMAND) {
-		sbx_sb_puts(b, str(o, "command") ?: "");
+		sbx_sb_puts(b, sbx_json_str(o, "command") ?: "");
 	} else if (kind == SBX_REQ_HOST) {
 		/* a name, as the resolver was asked for it */
-		sbx_sb_printf(b, "look up %s", str(o, "host") ?: "?");
+		sbx_sb_printf(b, "look up %s", sbx_json_str(o, "host") ?: "?");
 	} else if (kind == SBX_REQ_NET || kind == SBX_REQ_ACCESS_HOST) {
-		const char *a = str(o, "addr") ?: str(o, "host") ?: "?";
+		const char *a = sbx_json_str(o, "addr") ?: sbx_json_str(o, "host") ?: "?";
 		bool v6 = strchr(a, ':') != NULL;
 
 		sbx_sb_printf(b, "%s%s%s", v6 ? "[" : "", a, v6 ? "]" : "");
 		if (json_object_get(o, "port"))
 			sbx_sb_printf(b, ":%lld", (long long)json_integer_value(json_object_get(o, "port")));
-		if (str(o, "proto"))
-			sbx_sb_printf(b, "/%s", str(o, "proto"));
-		if (str(o, "name"))	/* the domain the address was learned from */
-			sbx_sb_printf(b, " (%s)", str(o, "name"));
+		if (sbx_json_str(o, "proto"))
+			sbx_sb_printf(b, "/%s", sbx_json_str(o, "proto"));
+		if (sbx_json_str(o, "name"))	/* the domain the address was learned from */
+			sbx_sb_printf(b, " (%s)", sbx_json_str(o, "name"));
 	} else {
-		sbx_sb_puts(b, str(o, "path") ?: "?");
-		if (str(o, "access"))
-			sbx_sb_printf(b, " (%s)", str(o, "access"));
+		sbx_sb_puts(b, sbx_json_str(o, "path") ?: "?");
+		if (sbx_json_str(o, "access"))
+			sbx_sb_printf(b, " (%s)", sbx_json_str(o, "access"));
 	}
 }
 
@@ -253,7 +249,7 @@ void sbx_render_request(const json_t *req, const char *project, struct sbx_rende
 	add_str(r, "kind", json_object_get(req, "kind"));
 	if (cmd) {
 		add_str(r, "command", json_object_get(o, "command"));
-		if (str(o, "cwd"))
+		if (sbx_json_str(o, "cwd"))
 			add_str(r, "runs in", json_object_get(o, "cwd"));
 		else
 			add(r, "runs in", "(project directory)", 19);
@@ -266,7 +262,7 @@ void sbx_render_request(const json_t *req, const char *project, struct sbx_rende
 		sbx_sb_printf(&b, "pid %lld  uid %lld  comm %s",
 			      (long long)json_integer_value(json_object_get(p, "pid")),
 			      (long long)json_integer_value(json_object_get(p, "uid")),
-			      str(p, "comm") ?: "?");
+			      sbx_json_str(p, "comm") ?: "?");
 		add_sb(r, "process", &b);
 		add_str(r, "exe", json_object_get(p, "exe"));
 		if (json_is_array(json_object_get(p, "cmdline"))) {
@@ -286,17 +282,17 @@ void sbx_render_request(const json_t *req, const char *project, struct sbx_rende
 		add_str(r, "cwd", json_object_get(p, "cwd"));
 	}
 	if (json_is_object(rule)) {
-		sbx_sb_printf(&b, "%s -> %s", str(rule, "pattern") ?: "?", str(rule, "verdict") ?: "?");
-		if (str(rule, "source"))
-			sbx_sb_printf(&b, "  (%s)", str(rule, "source"));
+		sbx_sb_printf(&b, "%s -> %s", sbx_json_str(rule, "pattern") ?: "?", sbx_json_str(rule, "verdict") ?: "?");
+		if (sbx_json_str(rule, "source"))
+			sbx_sb_printf(&b, "  (%s)", sbx_json_str(rule, "source"));
 		add_sb(r, "rule", &b);
 		add_str(r, "reason", json_object_get(rule, "reason"));
 	}
 	add_str(r, "agent says", json_object_get(req, "agent_reason"));
 	add_str(r, "notice", json_object_get(req, "notice"));
 	add_str(r, "origin", json_object_get(req, "origin"));
-	if (json_is_integer(nl) && json_integer_value(nl) > 1 && str(o, "type") &&
-	    !strcmp(str(o, "type"), "file")) {
+	if (json_is_integer(nl) && json_integer_value(nl) > 1 && sbx_json_str(o, "type") &&
+	    !strcmp(sbx_json_str(o, "type"), "file")) {
 		sbx_sb_printf(&b, "%lld hard links: other names reach the same file; "
 			      "it cannot be approved", (long long)json_integer_value(nl));
 		add_sb(r, "links", &b);

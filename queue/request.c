@@ -6,11 +6,7 @@
 #include "lib/alloc.h"
 #include "lib/names.h"
 #include "queue/request.h"
-
-static const char *str(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
+#include "lib/json.h"
 
 static long long num(const json_t *o, const char *k, long long dflt)
 {
@@ -23,14 +19,14 @@ static time_t when(const json_t *o, const char *k)
 {
 	time_t t = 0;
 
-	if (sbx_time_parse(str(o, k), &t))
+	if (sbx_time_parse(sbx_json_str(o, k), &t))
 		t = 0;
 	return t;
 }
 
 int sbx_request_kind(const json_t *rec)
 {
-	const char *kind = str(rec, "kind");
+	const char *kind = sbx_json_str(rec, "kind");
 	const json_t *obj = json_object_get(rec, "object");
 
 	if (!kind)
@@ -60,72 +56,72 @@ bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *r, char **wh
 		     sbx_queue_validate_request(rec, NULL, why)))
 		return false;
 	r->json = json_incref(rec);
-	r->id = str(rec, "id");
-	kind = str(rec, "kind");
+	r->id = sbx_json_str(rec, "id");
+	kind = sbx_json_str(rec, "kind");
 	r->kind_name = kind;
 	obj = json_object_get(rec, "object");
 	r->kind = (enum sbx_req_kind)sbx_request_kind(rec);
 
-	r->session = str(rec, "session");
-	r->project = str(rec, "project");
-	r->agent_reason = str(rec, "agent_reason");
-	r->notice = str(rec, "notice");
+	r->session = sbx_json_str(rec, "session");
+	r->project = sbx_json_str(rec, "project");
+	r->agent_reason = sbx_json_str(rec, "agent_reason");
+	r->notice = sbx_json_str(rec, "notice");
 	r->created = when(rec, "created");
 	r->deadline = when(rec, "deadline");
 	r->count = num(rec, "count", 1);
 	proc = json_object_get(rec, "process");
 	r->process.pid = num(proc, "pid", -1);
 	r->process.uid = num(proc, "uid", -1);
-	r->process.comm = str(proc, "comm");
-	r->process.exe = str(proc, "exe");
-	r->process.cwd = str(proc, "cwd");
+	r->process.comm = sbx_json_str(proc, "comm");
+	r->process.exe = sbx_json_str(proc, "exe");
+	r->process.cwd = sbx_json_str(proc, "cwd");
 	r->process.cmdline = json_is_array(json_object_get(proc, "cmdline")) ?
 		json_object_get(proc, "cmdline") : NULL;
 
-	r->path = str(obj, "path");
-	r->access = r->kind == SBX_REQ_EXEC ? SBX_ACC_EXEC : sbx_access_parse(str(obj, "access"));
+	r->path = sbx_json_str(obj, "path");
+	r->access = r->kind == SBX_REQ_EXEC ? SBX_ACC_EXEC : sbx_access_parse(sbx_json_str(obj, "access"));
 	if (r->access < 0)
 		r->access = SBX_ACC_READ;
-	r->op = str(obj, "op");
+	r->op = sbx_json_str(obj, "op");
 	r->has_ident = json_is_integer(json_object_get(obj, "dev")) &&
 		       json_is_integer(json_object_get(obj, "ino"));
 	r->dev = (uint32_t)num(obj, "dev", 0);
 	r->ino = (uint64_t)num(obj, "ino", 0);
 	r->new_name = json_is_true(json_object_get(obj, "new_name"));
-	r->ftype = str(obj, "type");
+	r->ftype = sbx_json_str(obj, "type");
 	r->nlink = num(obj, "nlink", -1);
-	r->btime = str(obj, "btime");
+	r->btime = sbx_json_str(obj, "btime");
 	r->abstract = json_is_true(json_object_get(obj, "abstract"));
 	h = json_object_get(obj, "name_hash");
 	r->name_hash = json_is_string(h) ? strtoull(json_string_value(h), NULL, 16) :
 		       (uint64_t)json_integer_value(h);
-	r->addr = str(obj, "addr");
-	r->family = str(obj, "family");
-	r->proto = str(obj, "proto");
-	r->host = str(obj, "host");
+	r->addr = sbx_json_str(obj, "addr");
+	r->family = sbx_json_str(obj, "family");
+	r->proto = sbx_json_str(obj, "proto");
+	r->host = sbx_json_str(obj, "host");
 	r->port = (int)num(obj, "port", 0);
-	r->command = str(obj, "command");
-	r->cwd = str(obj, "cwd");
+	r->command = sbx_json_str(obj, "command");
+	r->cwd = sbx_json_str(obj, "cwd");
 
 	rule = json_object_get(rec, "rule");
 	r->rule.present = json_is_object(rule);
 	r->rule.id = num(rule, "id", -1);
-	r->rule.pattern = str(rule, "pattern");
-	r->rule.verdict = str(rule, "verdict");
-	r->rule.reason = str(rule, "reason");
-	r->rule.source = str(rule, "source");
+	r->rule.pattern = sbx_json_str(rule, "pattern");
+	r->rule.verdict = sbx_json_str(rule, "verdict");
+	r->rule.reason = sbx_json_str(rule, "reason");
+	r->rule.source = sbx_json_str(rule, "source");
 
 	dec = json_object_get(rec, "decision");
 	if (done && json_is_object(dec)) {
-		int scope = sbx_scope_parse(str(dec, "scope"));
+		int scope = sbx_scope_parse(sbx_json_str(dec, "scope"));
 
 		r->decision.present = true;
-		r->decision.approve = !strcmp(str(dec, "verdict"), "approve");
+		r->decision.approve = !strcmp(sbx_json_str(dec, "verdict"), "approve");
 		r->decision.expired = json_is_true(json_object_get(dec, "expired"));
 		r->decision.scope = scope < 0 ? SBX_SCOPE_ONCE : (enum sbx_scope)scope;
-		r->decision.by = str(dec, "by");
-		r->decision.at = str(dec, "at");
-		r->decision.note = str(dec, "note");
+		r->decision.by = sbx_json_str(dec, "by");
+		r->decision.at = sbx_json_str(dec, "at");
+		r->decision.note = sbx_json_str(dec, "note");
 		r->decision.result = json_object_get(rec, "result");
 	}
 	return true;

@@ -34,6 +34,7 @@
 #include "queue/request.h"
 #include "lib/alloc.h"
 #include "policy/policy.h"
+#include "lib/json.h"
 
 
 int sbx_queue_command_user(struct sbx_queue *q, bool interactive, long long agent_uid,
@@ -121,9 +122,9 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 			  bool interactive, json_t **result, char **err)
 {
 	const json_t *obj = json_object_get(req, "object");
-	const char *id = json_string_value(json_object_get(req, "id"));
-	const char *text = json_string_value(json_object_get(obj, "command"));
-	const char *cwd = json_string_value(json_object_get(obj, "cwd"));
+	const char *id = sbx_json_str(req, "id");
+	const char *text = sbx_json_str(obj, "command");
+	const char *cwd = sbx_json_str(obj, "cwd");
 	int outdir = sbx_queue_dirfd(q, "out"), claimdir = sbx_queue_dirfd(q, "claimed");
 	char tmp[SBX_ID_MAX + 64], final[SBX_ID_MAX + 8], claimname[SBX_ID_MAX + 8];
 	char *started, *finished, buf[65536];
@@ -357,10 +358,10 @@ static int not_pending(struct sbx_queue *q, const char *id, char **err)
 		const json_t *d = json_object_get(done, "decision");
 
 		sbx_queue_set_err(err, "%s: already decided (%s %s by %s at %s%s)", id,
-			json_string_value(json_object_get(d, "verdict")),
-			json_string_value(json_object_get(d, "scope")),
-			json_string_value(json_object_get(d, "by")),
-			json_string_value(json_object_get(d, "at")),
+			sbx_json_str(d, "verdict"),
+			sbx_json_str(d, "scope"),
+			sbx_json_str(d, "by"),
+			sbx_json_str(d, "at"),
 			json_is_true(json_object_get(d, "expired")) ? ", expired" : "");
 		json_decref(done);
 		return -EEXIST;

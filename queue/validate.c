@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "queue/queue.h"
+#include "lib/json.h"
 
 #define TEXT_MAX	(64u << 10)	/* a command line, a path, a note */
 
@@ -186,9 +187,9 @@ static bool check_object(const char *kind, const json_t *o, char **why)
 		    !want_int(o, "port", true, 0, 65535, w, why) ||
 		    !want_enum(o, "proto", false, protos, w, why))
 			return false;
-		fam = json_string_value(json_object_get(o, "family"));
+		fam = sbx_json_str(o, "family");
 		if (inet_pton(!strcmp(fam, "ipv4") ? AF_INET : AF_INET6,
-			      json_string_value(json_object_get(o, "addr")), buf) != 1)
+			      sbx_json_str(o, "addr"), buf) != 1)
 			return fail(why, "object: \"addr\" is not an %s address", fam);
 		return true;
 	}
@@ -275,7 +276,7 @@ bool sbx_queue_validate_request(const json_t *req, const char *expect_id, char *
 	    !want_str(req, "agent_reason", false, false, "", why) ||
 	    !want_str(req, "notice", false, false, "", why))
 		return false;
-	kind = json_string_value(json_object_get(req, "kind"));
+	kind = sbx_json_str(req, "kind");
 	return check_process(json_object_get(req, "process"), why) &&
 	       check_object(kind, json_object_get(req, "object"), why) &&
 	       check_rule(json_object_get(req, "rule"), why);
@@ -302,12 +303,12 @@ bool sbx_queue_validate_done(const json_t *done, const char *expect_id, char **w
 	    !want_str(d, "note", false, false, w, why) ||
 	    !want_bool(d, "expired", w, why))
 		return false;
-	approve = !strcmp(json_string_value(json_object_get(d, "verdict")), "approve");
+	approve = !strcmp(sbx_json_str(d, "verdict"), "approve");
 	ex = json_object_get(d, "expired");
 	if (approve && json_is_true(ex))
 		return fail(why, "decision: an expired request cannot be approved");
-	if (approve && !strcmp(json_string_value(json_object_get(done, "kind")), "command") &&
-	    strcmp(json_string_value(json_object_get(d, "scope")), "once"))
+	if (approve && !strcmp(sbx_json_str(done, "kind"), "command") &&
+	    strcmp(sbx_json_str(d, "scope"), "once"))
 		return fail(why, "decision: a command can only be approved once");
 
 	r = json_object_get(done, "result");

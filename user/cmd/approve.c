@@ -25,6 +25,7 @@
 #include "queue/queue.h"
 #include "user/cmd/cmd.h"
 #include "user/cmd/watch_render.h"
+#include "lib/json.h"
 
 int sbx_cli_decide(int argc, char **argv, bool approve);
 
@@ -73,7 +74,7 @@ static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, c
 	o = json_object_get(req, "object");
 	/* the rule of queue/render.h, as watch and the dashboard show it */
 	sbx_render_request(req, NULL, &r);
-	printf("request %s (%s)\n", id, str(req, "kind") ?: "?");
+	printf("request %s (%s)\n", id, sbx_json_str(req, "kind") ?: "?");
 	for (size_t i = 0; i < r.n; i++) {
 		const char *p = r.f[i].text, *nl;
 
@@ -93,7 +94,7 @@ static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, c
 	sbx_render_free(&r);
 	if (is_command(req))
 		printf("  runs as: %s, here, in %s\n", user ? user : "?",
-		       str(o, "cwd") ?: sbx_queue_project(q));
+		       sbx_json_str(o, "cwd") ?: sbx_queue_project(q));
 	printf("Approve %s (%s)? [y/N] ", id, sbx_scope_name(scope));
 	fflush(stdout);
 	yes = fgets(line, sizeof(line), stdin) && (line[0] == 'y' || line[0] == 'Y');
@@ -262,7 +263,7 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 			       json_is_true(json_object_get(r, "truncated")) ?
 					" (output cut at 1 MiB)" : "",
 			       sbx_queue_project(q),
-			       json_string_value(json_object_get(r, "output")));
+			       sbx_json_str(r, "output"));
 		}
 	} else {
 		printf("denied %s\n", id);

@@ -28,6 +28,7 @@
 #include "queue/queue.h"
 #include "user/cmd/cmd.h"
 #include "user/connector/conn_policy.h"
+#include "lib/json.h"
 
 struct logs {
 	char **path;
@@ -246,7 +247,7 @@ static void print_record(const char *label, const char *line, size_t len, bool a
 		json_decref(j);
 		return;
 	}
-	put_safe(json_string_value(json_object_get(j, "time")) ?: "?");
+	put_safe(sbx_json_str(j, "time") ?: "?");
 	printf(" %s #%lld", label, (long long)json_integer_value(json_object_get(j, "seq")));
 	for (int i = 0; first_keys[i]; i++)
 		if ((v = json_object_get(j, first_keys[i])))

@@ -35,6 +35,7 @@
 #include "lib/project.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 struct plan {
 	enum sbx_cfg_kind kind;
@@ -86,7 +87,7 @@ static json_t *manifest_entry(json_t *man, const char *rel)
 	size_t i;
 
 	json_array_foreach(json_object_get(man, "files"), i, e)
-		if (!strcmp(json_string_value(json_object_get(e, "path")) ?: "", rel))
+		if (!strcmp(sbx_json_str(e, "path") ?: "", rel))
 			return e;
 	return NULL;
 }

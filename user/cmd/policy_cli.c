@@ -35,6 +35,7 @@
 #include "user/daemon/control_client.h"
 #include "user/connector/classify.h"
 #include "user/connector/conn_policy.h"
+#include "lib/json.h"
 
 static const struct sbx_opt policy_opts[] = {
 	{ .sub = "check", .help = "load and compile FILE; print each problem as "
@@ -404,8 +405,8 @@ static void explain_learned(int family, const void *addr, uint16_t port)
 	}
 	json_array_foreach(json_object_get(r, "names"), i, v)
 		printf("learned %s (%s) in session %s, for %llds more\n", ip,
-		       json_string_value(json_object_get(v, "name")),
-		       json_string_value(json_object_get(v, "session")),
+		       sbx_json_str(v, "name"),
+		       sbx_json_str(v, "session"),
 		       (long long)json_integer_value(json_object_get(v, "expires_in_s")));
 	if (!json_array_size(json_object_get(r, "names")))
 		printf("learned %s: no live session has it from a name\n", ip);

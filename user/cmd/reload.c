@@ -23,6 +23,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 static void usage(FILE *f)
 {
@@ -44,7 +45,7 @@ static char *find_session(const char *project, char **policy)
 	}
 	json_decref(req);
 	json_array_foreach(json_object_get(r, "sessions"), i, v) {
-		const char *p = json_string_value(json_object_get(v, "project"));
+		const char *p = sbx_json_str(v, "project");
 
 		if ((uid_t)json_integer_value(json_object_get(v, "uid")) != getuid() && getuid())
 			continue;
@@ -54,8 +55,8 @@ static char *find_session(const char *project, char **policy)
 		n++;
 	}
 	if (n == 1) {
-		name = sbx_strdup(json_string_value(json_object_get(found, "name")));
-		*policy = sbx_strdup(json_string_value(json_object_get(found, "policy")));
+		name = sbx_strdup(sbx_json_str(found, "name"));
+		*policy = sbx_strdup(sbx_json_str(found, "policy"));
 	} else if (n == 0) {
 		sbx_err("reload: no session of yours has project %s", project);
 	} else {
@@ -152,7 +153,7 @@ static int cmd_reload(int argc, char **argv)
 	json_array_foreach(json_object_get(r, "diagnostics"), i, v)
 		fprintf(stderr, "%s\n", json_string_value(v));
 	if (!json_is_true(json_object_get(r, "ok"))) {
-		sbx_err("reload: %s", json_string_value(json_object_get(r, "error")));
+		sbx_err("reload: %s", sbx_json_str(r, "error"));
 		goto out;
 	}
 	printf("session %s now runs %s\n", name, policy);

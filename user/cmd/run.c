@@ -41,6 +41,7 @@
 #include "lib/privs.h"
 #include "lib/shipped.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 
 static void usage(FILE *f)
@@ -134,12 +135,12 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 	}
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		print_diags(reply);
-		sbx_err("%s", json_string_value(json_object_get(reply, "error")));
+		sbx_err("%s", sbx_json_str(reply, "error"));
 		json_decref(reply);
 		return SBX_EXIT_FAIL;
 	}
 	print_diags(reply);	/* warnings */
-	sess = json_string_value(json_object_get(reply, "session"));
+	sess = sbx_json_str(reply, "session");
 	/* a daemon that does not say keeps nothing */
 	sbx_scrub_env((uint32_t)json_integer_value(json_object_get(reply, "keep_env")));
 	setenv("BPFSBX_SESSION", sess ? sess : "", 1);

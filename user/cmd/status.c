@@ -12,6 +12,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 static const struct sbx_opt status_opts[] = {
 	{ "json", 'j', 0, 0, NULL, NULL,
@@ -90,7 +91,7 @@ static int cmd_status(int argc, char **argv)
 	printf("daemon: running (pid %lld%s)\n",
 	       (long long)json_integer_value(json_object_get(r, "daemon_pid")),
 	       json_is_true(json_object_get(r, "embedded")) ? ", embedded in a run" : "");
-	printf("kernel: programs pinned under %s\n", json_string_value(json_object_get(r, "pins")));
+	printf("kernel: programs pinned under %s\n", sbx_json_str(r, "pins"));
 	st = json_object_get(r, "stats");
 	printf("counters: %lld checks (%lld from the verdict cache), %lld denied, %lld asked, "
 	       "%lld audited, %lld grants used, %lld internal errors, %lld walks truncated\n",
@@ -113,10 +114,10 @@ static int cmd_status(int argc, char **argv)
 		json_t *n;
 
 		printf("  %s  uid %lld  %s  policy %s  (%lld rules, %lld grants)\n",
-		       json_string_value(json_object_get(v, "name")),
+		       sbx_json_str(v, "name"),
 		       (long long)json_integer_value(json_object_get(v, "uid")),
-		       json_string_value(json_object_get(v, "project")),
-		       json_string_value(json_object_get(v, "policy")),
+		       sbx_json_str(v, "project"),
+		       sbx_json_str(v, "policy"),
 		       (long long)json_integer_value(json_object_get(v, "rules")),
 		       (long long)json_integer_value(json_object_get(v, "grants")));
 		if (!dns)
@@ -124,15 +125,15 @@ static int cmd_status(int argc, char **argv)
 #define DNSN(k) (long long)json_integer_value(json_object_get(dns, k))
 		printf("    dns %s: %lld queries, %lld forwarded, %lld denied, %lld asked, %lld "
 		       "refused, %lld SERVFAIL, %lld dropped by the rate limit, %lld malformed\n",
-		       json_string_value(json_object_get(dns, "resolver")), DNSN("queries"),
+		       sbx_json_str(dns, "resolver"), DNSN("queries"),
 		       DNSN("forwarded"), DNSN("denied"), DNSN("asked"), DNSN("refused"),
 		       DNSN("servfail"), DNSN("rate_dropped"), DNSN("malformed"));
 		printf("    learned: %lld addresses in force (%lld so far), %lld DROPPED by the caps\n",
 		       DNSN("learned"), DNSN("learned_total"), DNSN("cap_dropped"));
 #undef DNSN
 		json_array_foreach(json_object_get(v, "names"), k, n)
-			printf("      %s  %s  %llds\n", json_string_value(json_object_get(n, "addr")),
-			       json_string_value(json_object_get(n, "name")),
+			printf("      %s  %s  %llds\n", sbx_json_str(n, "addr"),
+			       sbx_json_str(n, "name"),
 			       (long long)json_integer_value(json_object_get(n, "expires_in_s")));
 	}
 	json_decref(r);

@@ -27,6 +27,7 @@
 #include "lib/log.h"
 #include "lib/sha256.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 static int kind_of(const char *rel, enum sbx_cfg_kind *k)
 {
@@ -54,8 +55,8 @@ static bool safe_rel(const char *rel)
 
 static int restore_one(const char *dir, json_t *e, int *warnings)
 {
-	const char *rel = json_string_value(json_object_get(e, "path"));
-	const char *installed = json_string_value(json_object_get(e, "sha256_installed"));
+	const char *rel = sbx_json_str(e, "path");
+	const char *installed = sbx_json_str(e, "sha256_installed");
 	bool existed = json_is_true(json_object_get(e, "existed"));
 	char *path, *cur = NULL, sha[65] = "";
 	size_t cur_len = 0;
@@ -80,8 +81,8 @@ static int restore_one(const char *dir, json_t *e, int *warnings)
 	bool untouched = !cur ? false : (installed && !strcmp(sha, installed));
 
 	if (existed && (untouched || !cur)) {
-		const char *bname = json_string_value(json_object_get(e, "backup"));
-		const char *orig = json_string_value(json_object_get(e, "sha256_original"));
+		const char *bname = sbx_json_str(e, "backup");
+		const char *orig = sbx_json_str(e, "sha256_original");
 		json_int_t mode = json_integer_value(json_object_get(e, "mode"));
 		char *bpath, *bbuf = NULL, bsha[65];
 		size_t blen = 0;

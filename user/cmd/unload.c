@@ -22,6 +22,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 /* Session cgroups that still hold processes, with no daemon to ask. */
 static int live_session_cgroups(bool kill_them)
@@ -114,7 +115,7 @@ static int cmd_unload(int argc, char **argv)
 		}
 		json_decref(req);
 		if (!json_is_true(json_object_get(r, "ok"))) {
-			sbx_err("unload: %s", json_string_value(json_object_get(r, "error")));
+			sbx_err("unload: %s", sbx_json_str(r, "error"));
 			json_decref(r);
 			return SBX_EXIT_FAIL;
 		}

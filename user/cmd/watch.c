@@ -87,7 +87,7 @@ static void prune_seen(struct watch *w)
 		bool live = false;
 
 		for (size_t j = 0; j < w->n && !live; j++)
-			live = !strcmp(str(w->items[j].req, "id"), w->seen[i]);
+			live = !strcmp(sbx_json_str(w->items[j].req, "id"), w->seen[i]);
 		if (live)
 			w->seen[k++] = w->seen[i];
 		else
@@ -98,8 +98,8 @@ static void prune_seen(struct watch *w)
 
 static int cmp_item(const void *a, const void *b)
 {
-	return strcmp(str(((const struct item *)a)->req, "id"),
-		      str(((const struct item *)b)->req, "id"));
+	return strcmp(sbx_json_str(((const struct item *)a)->req, "id"),
+		      sbx_json_str(((const struct item *)b)->req, "id"));
 }
 
 static void set_status(struct watch *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -118,7 +118,7 @@ static void set_status(struct watch *w, const char *fmt, ...)
 
 static void refresh(struct watch *w)
 {
-	const char *sel_id = w->n ? str(w->items[w->sel].req, "id") : NULL;
+	const char *sel_id = w->n ? sbx_json_str(w->items[w->sel].req, "id") : NULL;
 	char *keep = sel_id ? strdup(sel_id) : NULL;
 	struct item *items = NULL;
 	size_t n = 0;
@@ -173,7 +173,7 @@ static void refresh(struct watch *w)
 		size_t k = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			if (seen(w, str(items[i].req, "id")))
+			if (seen(w, sbx_json_str(items[i].req, "id")))
 				items[k++] = items[i];
 			else
 				json_decref(items[i].req);
@@ -184,7 +184,7 @@ static void refresh(struct watch *w)
 	w->n = n;
 	w->sel = 0;
 	for (size_t i = 0; keep && i < n; i++)
-		if (!strcmp(str(items[i].req, "id"), keep))
+		if (!strcmp(sbx_json_str(items[i].req, "id"), keep))
 			w->sel = i;
 	free(keep);
 }
@@ -223,7 +223,7 @@ static void emit_json(json_t *j)
 static void print_new(struct watch *w)
 {
 	for (size_t i = 0; i < w->n; i++) {
-		const char *id = str(w->items[i].req, "id");
+		const char *id = sbx_json_str(w->items[i].req, "id");
 		json_t *j;
 
 		if (seen(w, id))
@@ -331,7 +331,7 @@ static void auto_decide(struct watch *w)
 {
 	for (size_t i = 0; i < w->n && !stop; i++) {
 		const json_t *req = w->items[i].req;
-		const char *id = str(req, "id");
+		const char *id = sbx_json_str(req, "id");
 		struct sbx_resolve_opts o = {
 			.approve = w->autom == AUTO_APPROVE, .scope = w->auto_scope,
 			.cmd_timeout_s = w->cmd_timeout, .note = "bpfsbx watch --auto",
@@ -354,7 +354,7 @@ static void auto_decide(struct watch *w)
 			sbx_sb_printf(&b, "%s %s", o.approve ? "approved" : "denied", id);
 			if (o.approve)
 				sbx_sb_printf(&b, " %s", sbx_scope_name(o.scope));
-			sbx_sb_printf(&b, ": %s ", str(req, "kind") ?: "?");
+			sbx_sb_printf(&b, ": %s ", sbx_json_str(req, "kind") ?: "?");
 			watch_sb_object(&b, req, 200);
 			watch_sb_result(&b, done, " ");
 			printf("%s\n", b.p ? b.p : "");
@@ -373,7 +373,7 @@ static void auto_decide(struct watch *w)
 /* the first lines of a command's output, for the screen */
 static char *output_head(struct wq *q, const json_t *done)
 {
-	const char *out = str(json_object_get(done, "result"), "output");
+	const char *out = sbx_json_str(json_object_get(done, "result"), "output");
 	char *buf = NULL;
 	size_t len;
 	int fd;
@@ -401,7 +401,7 @@ static void key_decide(struct watch *w, int key)
 		return;
 	hold = json_incref(w->items[w->sel].req);
 	req = hold;
-	id = strdup(str(req, "id"));
+	id = strdup(sbx_json_str(req, "id"));
 	o.approve = key != 'd';
 	o.scope = key == 's' ? SBX_SCOPE_SESSION : key == 'a' ? SBX_SCOPE_ALWAYS : SBX_SCOPE_ONCE;
 	if (o.approve && is_command(req) && key != 'o') {
@@ -426,15 +426,15 @@ static void key_decide(struct watch *w, int key)
 		}
 		{
 			/* its lines as lines, by the rule the screen used */
-			const char *c = str(json_object_get(req, "object"), "command") ?: "";
+			const char *c = sbx_json_str(json_object_get(req, "object"), "command") ?: "";
 			struct sbx_render_counts rc0 = { 0 };
 
 			sbx_render_text(&t, c, strlen(c), false, &rc0);
 		}
 		watch_tty_restore();
 		printf("\n--- bpfsbx: request %s, running as %s (uid %u) in %s ---\n%s\n---\n", id,
-		       user, (unsigned)uid, str(json_object_get(req, "object"), "cwd") ?:
-		       str(req, "project") ?: "the project", t.p ? t.p : "");
+		       user, (unsigned)uid, sbx_json_str(json_object_get(req, "object"), "cwd") ?:
+		       sbx_json_str(req, "project") ?: "the project", t.p ? t.p : "");
 		fflush(stdout);
 		free(t.p);
 		free(user);
@@ -523,7 +523,7 @@ static size_t handle_keys(struct watch *w, const char *buf, size_t n)
 		case 'o': case 's': case 'a':
 			/* armed by the last draw, of this request, at this size */
 			if (!w->armed || !w->n || !w->view_id ||
-			    strcmp(w->view_id, str(w->items[w->sel].req, "id") ?: "")) {
+			    strcmp(w->view_id, sbx_json_str(w->items[w->sel].req, "id") ?: "")) {
 				set_status(w, "Not approved: scroll to the end to arm approve (space).");
 				break;
 			}
@@ -577,7 +577,7 @@ static int run(struct watch *w)
 	refresh(w);
 	if (w->once && w->tty)
 		for (size_t i = 0; i < w->n; i++)
-			mark_seen(w, str(w->items[i].req, "id"));
+			mark_seen(w, sbx_json_str(w->items[i].req, "id"));
 	if (w->autom != AUTO_NONE)
 		auto_decide(w);
 	else if (w->line)

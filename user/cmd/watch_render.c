@@ -126,7 +126,7 @@ static long secs_until(const json_t *req, const char *key)
 {
 	time_t t;
 
-	if (sbx_time_parse(str(req, key), &t))
+	if (sbx_time_parse(sbx_json_str(req, key), &t))
 		return 0;
 	return (long)(t - time(NULL));
 }
@@ -141,7 +141,7 @@ void watch_sb_result(struct sbx_strbuf *b, const json_t *done, const char *sep)
 		  (long long)json_integer_value(json_object_get(r, "exit_code")),
 		  json_is_true(json_object_get(r, "timed_out")) ? " (timed out)" : "",
 		  json_is_true(json_object_get(r, "truncated")) ? " (output cut at 1 MiB)" : "",
-		  sep, str(r, "output") ?: "?");
+		  sep, sbx_json_str(r, "output") ?: "?");
 }
 
 /* ---- the terminal UI ---------------------------------------------------- */
@@ -273,12 +273,12 @@ static void draw_request(struct watch *w, struct screen *s, size_t width, const 
 	if (doc.oom)
 		abort();
 	/* another request, or this one changed: nothing of it was seen */
-	if (!w->view_id || strcmp(w->view_id, str(req, "id") ?: "") || !w->view_doc ||
+	if (!w->view_id || strcmp(w->view_id, sbx_json_str(req, "id") ?: "") || !w->view_doc ||
 	    strcmp(w->view_doc, doc.p ? doc.p : "")) {
 		free(w->view_id);
 		free(w->view_doc);
 		free(w->seen_bytes);
-		w->view_id = strdup(str(req, "id") ?: "");
+		w->view_id = strdup(sbx_json_str(req, "id") ?: "");
 		w->view_doc = strdup(doc.p ? doc.p : "");
 		w->seen_len = doc.len;
 		w->seen_bytes = calloc(doc.len + 1, 1);
@@ -425,7 +425,7 @@ int watch_draw(struct watch *w)
 		fmt_dur(age, sizeof(age), -secs_until(req, "created"));
 		fmt_dur(left, sizeof(left), dl < 0 ? -dl : dl);
 		sbx_sb_putn(b, i == w->sel ? "\033[7m> " : "  ", i == w->sel ? 6 : 2);
-		sbx_sb_printf(b, "%-7s ", str(req, "kind") ?: "?");
+		sbx_sb_printf(b, "%-7s ", sbx_json_str(req, "kind") ?: "?");
 		watch_sb_object(b, req, width > 70 ? width - 50 : 20);
 		sbx_sb_printf(b, "  x%lld  age %s  %s %s", (long long)json_integer_value(
 				  json_object_get(req, "count")), age,
@@ -447,7 +447,7 @@ int watch_draw(struct watch *w)
 		fmt_dur(left, sizeof(left), dl < 0 ? -dl : dl);
 		sbx_sb_printf(&t, "%lld  age %s  deadline %s (%s %s)",
 			      (long long)json_integer_value(json_object_get(req, "count")),
-			      age, str(req, "deadline") ?: "?", dl < 0 ? "overdue by" : "in", left);
+			      age, sbx_json_str(req, "deadline") ?: "?", dl < 0 ? "overdue by" : "in", left);
 		detail(&s, width, "count", t.p);
 		free(t.p);
 		draw_request(w, &s, width, req, 1 + nstatus);

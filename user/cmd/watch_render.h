@@ -15,6 +15,7 @@
 #include "queue/queue.h"
 #include "queue/render.h"
 #include "queue/request.h"
+#include "lib/json.h"
 
 /* ---- the approver's state (watch.c) ------------------------------------------ */
 
@@ -54,11 +55,6 @@ struct watch {
 	bool armed;
 	char *output;		/* TTY: the head of the last command's output */
 };
-
-static inline const char *str(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
 
 static inline bool is_command(const json_t *req)
 {

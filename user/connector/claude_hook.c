@@ -40,6 +40,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 /* What is confined, how to ask, where the policy is: the reasons and their
  * citations stay in the policy file, so the context stays short */
@@ -175,11 +176,6 @@ static int load_policy(struct hook *h)
 
 /* ---- PreToolUse --------------------------------------------------------- */
 
-static const char *str_field(json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
 static char *abs_path(struct hook *h, const char *p)
 {
 	if (p[0] == '~' && (p[1] == '/' || !p[1])) {
@@ -210,7 +206,7 @@ static int tool_verdict(struct hook *h, const char *tool, json_t *input,
 
 	*is_command = false;
 	if (!strcmp(tool, "Bash")) {
-		const char *cmd = str_field(input, "command");
+		const char *cmd = sbx_json_str(input, "command");
 
 		if (!cmd)
 			return block(h, "Bash tool_input.command is missing or not a string");
@@ -239,7 +235,7 @@ static int tool_verdict(struct hook *h, const char *tool, json_t *input,
 		free(abs);
 		/* an absolute Glob pattern reaches wherever it points: check the
 		 * directory before its first wildcard too */
-		const char *pat = !strcmp(tool, "Glob") ? str_field(input, "pattern") : NULL;
+		const char *pat = !strcmp(tool, "Glob") ? sbx_json_str(input, "pattern") : NULL;
 		if (pat && (pat[0] == '/' || pat[0] == '~')) {
 			size_t lit = strcspn(pat, "*?[{");
 			char *dir = strndup(pat, lit), *sl = dir ? strrchr(dir, '/') : NULL;
@@ -259,7 +255,7 @@ static int tool_verdict(struct hook *h, const char *tool, json_t *input,
 		return 0;
 	}
 	if (!strcmp(tool, "WebFetch")) {
-		const char *url = str_field(input, "url");
+		const char *url = sbx_json_str(input, "url");
 		char *host = NULL;
 		int port;
 
@@ -316,7 +312,7 @@ static int escalate(struct hook *h, const char *tool, json_t *input,
 	int rc;
 
 	if (is_command) {
-		obj = json_pack("{s:s, s:s}", "command", str_field(input, "command"), "cwd", h->cwd);
+		obj = json_pack("{s:s, s:s}", "command", sbx_json_str(input, "command"), "cwd", h->cwd);
 	} else if (v->path) {
 		obj = json_pack("{s:s, s:s}", "path", v->path, "access", sbx_access_name(v->access));
 	} else if (v->host) {
@@ -332,7 +328,7 @@ static int escalate(struct hook *h, const char *tool, json_t *input,
 		return decide(h, "deny", "bpfsbx: needs a person's approval (escalation is off)");
 	}
 	rc = sbx_esc_submit(&e, kind, obj, v->rule,
-			    str_field(input, "description"), &id, &err);
+			    sbx_json_str(input, "description"), &id, &err);
 	json_decref(obj);
 	if (rc < 0) {
 		block(h, "%s needs a person's approval (%s), but the request could not be "
@@ -366,7 +362,7 @@ static int escalate(struct hook *h, const char *tool, json_t *input,
 
 static int pre_tool_use(struct hook *h)
 {
-	const char *tool = str_field(h->in, "tool_name");
+	const char *tool = sbx_json_str(h->in, "tool_name");
 	json_t *input = json_object_get(h->in, "tool_input");
 	struct sbx_conn_verdict v;
 	bool is_command;
@@ -421,7 +417,7 @@ static json_t *input_summary(const char *tool, json_t *input)
 	json_t *s = json_object();
 
 	for (int k = 0; s && keys[k]; k++) {
-		const char *v = str_field(input, keys[k]);
+		const char *v = sbx_json_str(input, keys[k]);
 
 		if (v) {
 			char *cut = strndup(v, 2000);
@@ -449,7 +445,7 @@ static const char *outcome(json_t *resp)
 
 static int post_tool_use(struct hook *h)
 {
-	const char *tool = str_field(h->in, "tool_name");
+	const char *tool = sbx_json_str(h->in, "tool_name");
 	json_t *input = json_object_get(h->in, "tool_input");
 	struct sbx_esc e = { 0 };
 	json_t *rec;
@@ -475,7 +471,7 @@ static int post_tool_use(struct hook *h)
 			"input", input_summary(tool, input),
 			"outcome", outcome(json_object_get(h->in, "tool_response")));
 	if (rec) {
-		const char *tid = str_field(h->in, "tool_use_id");
+		const char *tid = sbx_json_str(h->in, "tool_use_id");
 
 		if (tid)
 			json_object_set_new(rec, "tool_use_id", json_string(tid));

@@ -26,6 +26,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 int sbx_env_ms(const char *name, int def, int max)
 {
@@ -114,7 +115,7 @@ static bool fold_pending(struct sbx_queue *q, json_t *req, char **id)
 		return false;
 	}
 	json_array_foreach(arr, i, rec) {
-		const char *rid = json_string_value(json_object_get(rec, "id"));
+		const char *rid = sbx_json_str(rec, "id");
 
 		if (!rid || !json_equal(json_object_get(rec, "kind"), json_object_get(req, "kind")) ||
 		    !json_equal(json_object_get(rec, "session"), json_object_get(req, "session")) ||
@@ -162,7 +163,7 @@ int sbx_esc_submit(const struct sbx_esc *e, const char *kind, json_t *object,
 			return rc;
 		if (!json_is_true(json_object_get(reply, "ok")) ||
 		    !json_is_string(json_object_get(reply, "id"))) {
-			const char *m = json_string_value(json_object_get(reply, "error"));
+			const char *m = sbx_json_str(reply, "error");
 
 			if (err)
 				*err = sbx_asprintf("the daemon refused the request: %s",
@@ -170,7 +171,7 @@ int sbx_esc_submit(const struct sbx_esc *e, const char *kind, json_t *object,
 			json_decref(reply);
 			return -EPROTO;
 		}
-		*id = strdup(json_string_value(json_object_get(reply, "id")));
+		*id = strdup(sbx_json_str(reply, "id"));
 		json_decref(reply);
 		return *id ? 0 : -ENOMEM;
 	}
@@ -207,8 +208,7 @@ void sbx_esc_outcome_clear(struct sbx_esc_outcome *o)
 
 static void classify_done(struct sbx_esc_outcome *o, json_t *done)
 {
-	const char *v = json_string_value(json_object_get(json_object_get(done, "decision"),
-							  "verdict"));
+	const char *v = sbx_json_str(json_object_get(done, "decision"), "verdict");
 
 	o->done = done;
 	o->state = v && !strcmp(v, "approve") ? SBX_ESC_APPROVED : SBX_ESC_DENIED;
@@ -315,8 +315,8 @@ int sbx_esc_command_result(const char *project, const json_t *done, char **outpu
 			   bool *truncated, int *exit_code)
 {
 	const json_t *res = json_object_get(done, "result");
-	const char *id = json_string_value(json_object_get(done, "id"));
-	const char *out = json_string_value(json_object_get(res, "output"));
+	const char *id = sbx_json_str(done, "id");
+	const char *out = sbx_json_str(res, "output");
 	char expect[128];
 	struct sbx_queue *q;
 	struct stat st;
@@ -396,9 +396,9 @@ char *sbx_esc_describe(const char *project, const char *id, const struct sbx_esc
 {
 	const json_t *d = json_object_get(o->done, "decision");
 	bool command = sbx_request_kind(o->done) == SBX_REQ_COMMAND;
-	const char *by = json_string_value(json_object_get(d, "by"));
-	const char *note = json_string_value(json_object_get(d, "note"));
-	const char *scope = json_string_value(json_object_get(d, "scope"));
+	const char *by = sbx_json_str(d, "by");
+	const char *note = sbx_json_str(d, "note");
+	const char *scope = sbx_json_str(d, "scope");
 	const json_t *obj = json_object_get(o->done, "object");
 	char *text = NULL, *out = NULL;
 	bool trunc = false;
@@ -433,7 +433,7 @@ char *sbx_esc_describe(const char *project, const char *id, const struct sbx_esc
 		break;
 	}
 	if (command) {
-		const char *cmd = json_string_value(json_object_get(obj, "command"));
+		const char *cmd = sbx_json_str(obj, "command");
 
 		if (!json_object_get(o->done, "result"))
 			return sbx_asprintf("bpfsbx: a person (%s) approved request %s, but no result "
@@ -574,7 +574,7 @@ int sbx_esc_audit(const struct sbx_esc *e, json_t *body, char **err)
 		rc = sbx_ctl_call(call, &reply, err);
 		json_decref(call);
 		if (rc == 0 && !json_is_true(json_object_get(reply, "ok"))) {
-			const char *m = json_string_value(json_object_get(reply, "error"));
+			const char *m = sbx_json_str(reply, "error");
 			if (err)
 				*err = sbx_asprintf("the daemon refused the audit record: %s",
 						    m ? m : "?");
@@ -681,11 +681,11 @@ char *sbx_esc_recent_denials(const char *project, int max)
 			if (!strstr(line, "\"connector_decision\"") || !strstr(line, "\"deny\""))
 				continue;
 			j = json_loads(line, 0, NULL);
-			t = json_string_value(json_object_get(j, "time"));
-			tool = json_string_value(json_object_get(j, "tool"));
-			why = json_string_value(json_object_get(j, "reason"));
+			t = sbx_json_str(j, "time");
+			tool = sbx_json_str(j, "tool");
+			why = sbx_json_str(j, "reason");
 			if (t && json_is_string(json_object_get(j, "decision")) &&
-			    !strcmp(json_string_value(json_object_get(j, "decision")), "deny")) {
+			    !strcmp(sbx_json_str(j, "decision"), "deny")) {
 				v = sbx_realloc_array(v, n + 1, sizeof(*v));
 				v[n].time = sbx_strdup(t);
 				v[n].line = sbx_asprintf("%s %s: %.300s", t, tool ? tool : "?",

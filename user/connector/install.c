@@ -20,6 +20,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 const char sbx_policy_template[] =
 	"# bpfsbx policy for this project (written by `bpfsbx init`).\n"
@@ -220,7 +221,7 @@ static int merge_claude(const struct sbx_install *in, json_t *root, char **err)
 		}
 		json_array_foreach(arr, i, grp) {
 			json_array_foreach(json_object_get(grp, "hooks"), j, h) {
-				const char *c = json_string_value(json_object_get(h, "command"));
+				const char *c = sbx_json_str(h, "command");
 
 				if (our_hook(c, arg)) {
 					/* ours, maybe from another install path: point it here */

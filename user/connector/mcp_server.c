@@ -30,6 +30,7 @@
 #include "lib/clock.h"
 
 #include "version.h"
+#include "lib/json.h"
 #define SBX_VERSION_STR SBX_VERSION_FULL
 #define POLL_MS 100
 #define PROGRESS_MS 10000
@@ -281,7 +282,7 @@ static json_t *tools_list(struct sbx_mcp *m)
 
 static void initialize(struct sbx_mcp *m, json_t *id, json_t *params)
 {
-	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
+	const char *want = sbx_json_str(params, "protocolVersion");
 	json_t *res;
 
 	if (m->initialized) {
@@ -341,8 +342,8 @@ static void handle_msg(struct sbx_mcp *m, json_t *msg)
 				"Invalid Request: id must be a string or a number");
 		return;
 	}
-	jsonrpc = json_string_value(json_object_get(msg, "jsonrpc"));
-	method = json_string_value(json_object_get(msg, "method"));
+	jsonrpc = sbx_json_str(msg, "jsonrpc");
+	method = sbx_json_str(msg, "method");
 	if (!jsonrpc || strcmp(jsonrpc, "2.0")) {
 		mcp_reply_error(m, id, -32600, "Invalid Request: jsonrpc must be \"2.0\"");
 		return;

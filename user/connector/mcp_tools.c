@@ -26,6 +26,7 @@
 #include "user/connector/shell.h"
 #include "user/daemon/control_client.h"
 #include "lib/alloc.h"
+#include "lib/json.h"
 
 /*
  * A tool result: text for the model, isError, and the same facts as
@@ -131,7 +132,7 @@ json_t *mcp_outcome_result(struct sbx_mcp *m, enum tool tool, const char *id,
 		break;
 	case SBX_ESC_DENIED: {
 		const json_t *d = json_object_get(o->done, "decision");
-		const char *note = json_string_value(json_object_get(d, "note"));
+		const char *note = sbx_json_str(d, "note");
 
 		json_object_set_new(s, "status", json_string(
 			json_is_true(json_object_get(d, "expired")) ? "expired" : "denied"));
@@ -467,17 +468,17 @@ static void list_requests(struct sbx_mcp *m, FILE *f)
 			continue;
 		json_array_foreach(arr, i, rec) {
 			const json_t *o = json_object_get(rec, "object");
-			const char *what = json_string_value(json_object_get(o, "command"));
+			const char *what = sbx_json_str(o, "command");
 
 			if (!what)
-				what = json_string_value(json_object_get(o, "path"));
+				what = sbx_json_str(o, "path");
 			if (!what)
-				what = json_string_value(json_object_get(o, "host"));
+				what = sbx_json_str(o, "host");
 			if (!what)
-				what = json_string_value(json_object_get(o, "addr"));
+				what = sbx_json_str(o, "addr");
 			fprintf(f, "- %s %s (%s): %s\n",
-				json_string_value(json_object_get(rec, "id")), subs[s],
-				json_string_value(json_object_get(rec, "kind")), what ? what : "?");
+				sbx_json_str(rec, "id"), subs[s],
+				sbx_json_str(rec, "kind"), what ? what : "?");
 			shown++;
 		}
 		json_decref(arr);
@@ -492,13 +493,13 @@ static void list_requests(struct sbx_mcp *m, FILE *f)
 		for (i = n; i-- > from && cnt < 5;) {
 			rec = json_array_get(arr, i);
 			const json_t *d = json_object_get(rec, "decision");
-			const char *v = json_string_value(json_object_get(d, "verdict"));
+			const char *v = sbx_json_str(d, "verdict");
 
 			if (!v || strcmp(v, "deny"))
 				continue;
-			const char *note = json_string_value(json_object_get(d, "note"));
-			fprintf(f, "- %s (%s)%s%s\n", json_string_value(json_object_get(rec, "id")),
-				json_string_value(json_object_get(rec, "kind")),
+			const char *note = sbx_json_str(d, "note");
+			fprintf(f, "- %s (%s)%s%s\n", sbx_json_str(rec, "id"),
+				sbx_json_str(rec, "kind"),
 				note ? ": " : "", note ? note : "");
 			cnt++;
 		}
@@ -567,7 +568,7 @@ static json_t *sandbox_status(struct sbx_mcp *m, json_t *rpc_id, json_t *args)
 
 void mcp_tools_call(struct sbx_mcp *m, json_t *id, json_t *params)
 {
-	const char *name = json_string_value(json_object_get(params, "name"));
+	const char *name = sbx_json_str(params, "name");
 	json_t *args = json_object_get(params, "arguments");
 	json_t *meta = json_object_get(params, "_meta");
 	json_t *r = NULL;

@@ -22,6 +22,7 @@
 #include "lib/fileio.h"
 #include "lib/privs.h"
 #include "user/daemon/compile_as.h"
+#include "lib/json.h"
 
 #define WIRE_MAGIC "SBXCMP1"
 
@@ -275,12 +276,12 @@ int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *pr
 		r = &out->rules[out->n_rules++];
 		r->id = json_integer_value(json_object_get(v, "id"));
 		r->verdict = json_integer_value(json_object_get(v, "verdict"));
-		r->pattern = sbx_strdup(json_string_value(json_object_get(v, "pattern")));
-		r->reason = sbx_strdup(json_string_value(json_object_get(v, "reason")));
-		r->source = sbx_strdup(json_string_value(json_object_get(v, "source")));
+		r->pattern = sbx_strdup(sbx_json_str(v, "pattern"));
+		r->reason = sbx_strdup(sbx_json_str(v, "reason"));
+		r->source = sbx_strdup(sbx_json_str(v, "source"));
 	}
 	if (!h.ok) {
-		const char *e = json_string_value(json_object_get(j, "error"));
+		const char *e = sbx_json_str(j, "error");
 
 		*err = e ? sbx_asprintf("%s: %s", policy_path, e) :
 			   sbx_asprintf("%s: the policy has errors", policy_path);

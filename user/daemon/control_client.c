@@ -15,6 +15,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 const char *sbx_control_path(void)
 {
@@ -215,7 +216,7 @@ int sbx_ctl_protect_listener(int listen_fd, char **err)
 		return rc;
 	if (!json_is_true(json_object_get(r, "ok"))) {
 		if (err)
-			*err = sbx_strdup(json_string_value(json_object_get(r, "error")));
+			*err = sbx_strdup(sbx_json_str(r, "error"));
 		rc = -EPERM;
 	}
 	json_decref(r);

@@ -26,6 +26,7 @@
 #include "user/daemon/policy_cache.h"
 #include "user/daemon/resolver.h"
 #include "user/daemon/sessions.h"
+#include "lib/json.h"
 
 json_t *sbx_ctl_error(const char *fmt, ...)
 {
@@ -40,11 +41,6 @@ json_t *sbx_ctl_error(const char *fmt, ...)
 	j = json_pack("{s:b,s:s}", "ok", 0, "error", msg ? msg : "error");
 	free(msg);
 	return j;
-}
-
-static const char *str(const json_t *req, const char *key)
-{
-	return json_string_value(json_object_get(req, key));
 }
 
 /* with the policy's diagnostics, when there are any */
@@ -82,7 +78,7 @@ static json_t *learned_rows(const struct sbx_session_rt *s, const uint8_t *addr1
 
 static json_t *op_learned(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json_t *req)
 {
-	const char *txt = str(req, "addr");
+	const char *txt = sbx_json_str(req, "addr");
 	uint8_t a[16], addr16[16];
 	json_t *names = json_array();
 	int fam = txt && strchr(txt, ':') ? AF_INET6 : AF_INET;
@@ -159,8 +155,8 @@ static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json
 	char *err = NULL;
 	int rc;
 
-	rc = sbx_session_create(d, c->pid, c->uid, c->gid, str(req, "policy_path"),
-				str(req, "project"), str(req, "home"), &s, &err, &diags);
+	rc = sbx_session_create(d, c->pid, c->uid, c->gid, sbx_json_str(req, "policy_path"),
+				sbx_json_str(req, "project"), sbx_json_str(req, "home"), &s, &err, &diags);
 	if (rc) {
 		r = sbx_ctl_error("%s", err ? err : strerror(-rc));
 		free(err);
@@ -215,7 +211,7 @@ static json_t *op_submit(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 
 static json_t *op_reload(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json_t *req)
 {
-	const char *name = str(req, "session");
+	const char *name = sbx_json_str(req, "session");
 	struct sbx_session_rt *s = sbx_session_find(d, name);
 	json_t *diags = NULL, *r;
 	char *err = NULL;
@@ -225,7 +221,7 @@ static json_t *op_reload(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		return sbx_ctl_error("reload: no live session %s", name);
 	if (c->uid != 0 && c->uid != s->uid)
 		return sbx_ctl_error("session %s belongs to uid %u", s->name, s->uid);
-	rc = sbx_session_reload(d, s, str(req, "policy_path"), &err, &diags);
+	rc = sbx_session_reload(d, s, sbx_json_str(req, "policy_path"), &err, &diags);
 	if (rc) {
 		r = sbx_ctl_error("%s (the previous policy stays in force)",
 				  err ? err : strerror(-rc));
@@ -428,7 +424,7 @@ char *sbx_ctl_check(const struct sbx_ctl_op *op, const struct sbx_ctl_caller *c,
 
 json_t *sbx_ctl_handle(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json_t *req)
 {
-	const char *name = str(req, "op");
+	const char *name = sbx_json_str(req, "op");
 	const struct sbx_ctl_op *op = sbx_ctl_op_find(name);
 	char *why;
 	json_t *r;

@@ -21,6 +21,7 @@
 #include "user/daemon/decisions.h"
 #include "user/daemon/grants.h"
 #include "user/daemon/metrics.h"
+#include "lib/json.h"
 
 /* The live session of the hint's project that issued request id. */
 static struct sbx_session_rt *issuer(struct sbx_daemon *d, const struct sbx_session_rt *hint,
@@ -100,7 +101,7 @@ void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const 
 		apply(d, s, &r);
 	sbx_queue_mark_applied_ident(q, r.id, &ident);
 	dec = json_object_get(done, "decision");
-	scope_s = json_string_value(json_object_get(dec, "scope"));
+	scope_s = sbx_json_str(dec, "scope");
 	rec = json_pack("{s:s,s:s,s:s,s:s,s:O}", "event", "decision", "request", r.id,
 			"verdict", r.decision.approve ? "approve" : "deny", "scope",
 			scope_s ? scope_s : "once", "decision", dec);
@@ -123,7 +124,7 @@ void sbx_decisions_scan(struct sbx_daemon *d, struct sbx_session_rt *s)
 		return;
 	if (sbx_queue_list(s->queue, "done", &all, &err) == 0) {
 		json_array_foreach(all, i, v) {
-			const char *id = json_string_value(json_object_get(v, "id"));
+			const char *id = sbx_json_str(v, "id");
 			char *name;
 
 			if (!id || sbx_queue_is_applied(s->queue, id) || !sbx_session_issued(s, id))

@@ -23,6 +23,7 @@
 #include "lib/names.h"
 #include "policy/policy.h"
 #include "user/daemon/grants.h"
+#include "lib/json.h"
 
 /* A file grant from what a request or remembered.yaml recorded: the
  * identity, never the path resolved again. A new name is keyed on its
@@ -410,7 +411,7 @@ void sbx_grants_apply_remembered(struct sbx_daemon *d, struct sbx_session_rt *s)
 
 const char *sbx_grant_annotate(const struct sbx_session_rt *s, json_t *obj)
 {
-	const char *path = json_string_value(json_object_get(obj, "path"));
+	const char *path = sbx_json_str(obj, "path");
 	const json_t *jdev = json_object_get(obj, "dev"), *jino = json_object_get(obj, "ino");
 	struct sbx_objid id;
 
@@ -433,7 +434,7 @@ const char *sbx_grant_annotate(const struct sbx_session_rt *s, json_t *obj)
 
 int sbx_grant_ident_of_access(json_t *obj, char **why)
 {
-	const char *path = json_string_value(json_object_get(obj, "path"));
+	const char *path = sbx_json_str(obj, "path");
 	char *norm, *dir = NULL, *real = NULL, *full = NULL, target[512];
 	const char *name;
 	struct sbx_objid id;

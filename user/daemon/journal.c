@@ -28,6 +28,7 @@
 #include "lib/dynload.h"
 #include "lib/log.h"
 #include "user/daemon/journal.h"
+#include "lib/json.h"
 
 static const char *const libsystemd_names[] = { "libsystemd.so.0", "libsystemd.so", NULL };
 static struct sbx_dynlib libsystemd = { .sonames = libsystemd_names };
@@ -136,12 +137,12 @@ static int priority_of(const char *verdict)
 size_t sbx_journal_fields(json_t *line, struct iovec *iov, size_t max)
 {
 	struct fields f = { .n = 0 };
-	const char *verdict = json_string_value(json_object_get(line, "verdict"));
-	const char *op = json_string_value(json_object_get(line, "operation"));
-	const char *obj = json_string_value(json_object_get(line, "object"));
-	const char *sess = json_string_value(json_object_get(line, "session"));
+	const char *verdict = sbx_json_str(line, "verdict");
+	const char *op = sbx_json_str(line, "operation");
+	const char *obj = sbx_json_str(line, "object");
+	const char *sess = sbx_json_str(line, "session");
 	json_t *rule = json_object_get(line, "rule");
-	const char *reason = json_string_value(json_object_get(rule, "reason"));
+	const char *reason = sbx_json_str(rule, "reason");
 	json_t *rep = json_object_get(line, "repeats");
 
 	if (json_is_integer(rep))

@@ -38,6 +38,7 @@
 #include "lib/log.h"
 #include "lib/text.h"
 #include "user/daemon/verifier.h"
+#include "lib/json.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 /* the kernel's own ENOTSUPP, which a map type without batch operations returns */
@@ -221,7 +222,7 @@ static const char *failed_program(json_t *costs)
 	json_array_foreach(json_object_get(costs, "programs"), i, o) {
 		json_t *n = json_object_get(o, "processed_insns");
 
-		if (n && !strcmp(json_string_value(json_object_get(o, "program")), failed_prog))
+		if (n && !strcmp(sbx_json_str(o, "program"), failed_prog))
 			snprintf(buf, sizeof(buf), ": the verifier rejected %s after %lld "
 				 "instructions", failed_prog, (long long)json_integer_value(n));
 	}

@@ -29,6 +29,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "user/daemon/learned.h"
+#include "lib/json.h"
 
 void sbx_addr16(int family, const void *addr, uint8_t out[16])
 {
@@ -340,8 +341,8 @@ void sbx_learned_adopt(struct sbx_daemon *d, struct sbx_session_rt *s)
 
 	json_array_foreach(json_object_get(j, "rows"), i, v) {
 		struct sbx_learned_rt r = {};
-		const char *name = json_string_value(json_object_get(v, "name"));
-		const char *addr = json_string_value(json_object_get(v, "addr"));
+		const char *name = sbx_json_str(v, "name");
+		const char *addr = sbx_json_str(v, "addr");
 
 		if (!name || !addr || inet_pton(AF_INET6, addr, r.addr) != 1)
 			continue;

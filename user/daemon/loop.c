@@ -46,6 +46,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 #define TICK_MS 200
 
@@ -410,7 +411,7 @@ static void conn_readable(struct sbx_daemon *d, struct conn *c)
 		r = sbx_ctl_handle(d, &who, req);
 	}
 	is_run = req && json_is_string(json_object_get(req, "op")) &&
-		 !strcmp(json_string_value(json_object_get(req, "op")), "run");
+		 !strcmp(sbx_json_str(req, "op"), "run");
 	json_decref(req);
 	/* what the reply tells the caller is on disk for a restarted daemon */
 	{

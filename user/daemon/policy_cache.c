@@ -21,6 +21,7 @@
 #include "lib/log.h"
 #include "user/daemon/compile_as.h"
 #include "user/daemon/policy_cache.h"
+#include "lib/json.h"
 
 /* ---- applying to the maps ----------------------------------------------- */
 
@@ -297,7 +298,7 @@ static bool stamps_hold(const json_t *stamps, bool check_links, bool check_ident
 {
 	const json_t *sources = json_object_get(stamps, "files"), *v;
 	const json_t *dirs = json_object_get(stamps, "scan_dirs");
-	const char *digest = json_string_value(json_object_get(stamps, "hardlinks"));
+	const char *digest = sbx_json_str(stamps, "hardlinks");
 	size_t i, n = json_array_size(dirs);
 	char digest_now[32], **dv;
 
@@ -314,7 +315,7 @@ static bool stamps_hold(const json_t *stamps, bool check_links, bool check_ident
 			return false;
 	}
 	json_array_foreach(sources, i, v) {
-		const char *path = json_string_value(json_object_get(v, "path"));
+		const char *path = sbx_json_str(v, "path");
 		json_t *now = path ? sbx_source_stamp(path) : NULL;
 		bool same = now && json_equal(now, v);
 

@@ -14,6 +14,7 @@
 #include "lib/log.h"
 #include "user/daemon/notice.h"
 #include "user/daemon/state.h"
+#include "lib/json.h"
 
 bool sbx_pid_in_session(pid_t pid, char *name, size_t len)
 {
@@ -366,16 +367,16 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 		return NULL;
 	s = sbx_calloc(1, sizeof(*s));
 	s->events_wd = s->done_wd = -1;
-	str = json_string_value(json_object_get(j, "name"));
+	str = sbx_json_str(j, "name");
 	snprintf(s->name, sizeof(s->name), "%s", str ? str : "");
 	s->cgid = json_integer_value(json_object_get(j, "cgid"));
 	s->serial = json_integer_value(json_object_get(j, "serial"));
 	s->uid = json_integer_value(json_object_get(j, "uid"));
 	s->gid = json_integer_value(json_object_get(j, "gid"));
-	s->home = sbx_strdup(json_string_value(json_object_get(j, "home")));
-	s->project = sbx_strdup(json_string_value(json_object_get(j, "project")));
-	s->policy_path = sbx_strdup(json_string_value(json_object_get(j, "policy_path")));
-	s->cgroup_path = sbx_strdup(json_string_value(json_object_get(j, "cgroup")));
+	s->home = sbx_strdup(sbx_json_str(j, "home"));
+	s->project = sbx_strdup(sbx_json_str(j, "project"));
+	s->policy_path = sbx_strdup(sbx_json_str(j, "policy_path"));
+	s->cgroup_path = sbx_strdup(sbx_json_str(j, "cgroup"));
 	s->policy_id = json_integer_value(json_object_get(j, "policy_id"));
 	if (!s->name[0] || !s->cgid || !unhex_blob(json_object_get(j, "hdr"), &s->hdr,
 						   sizeof(s->hdr))) {
@@ -405,12 +406,12 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 
 		r->id = json_integer_value(json_object_get(v, "id"));
 		r->verdict = json_integer_value(json_object_get(v, "verdict"));
-		r->pattern = sbx_strdup(json_string_value(json_object_get(v, "pattern")));
-		r->reason = sbx_strdup(json_string_value(json_object_get(v, "reason")));
-		r->source = sbx_strdup(json_string_value(json_object_get(v, "source")));
+		r->pattern = sbx_strdup(sbx_json_str(v, "pattern"));
+		r->reason = sbx_strdup(sbx_json_str(v, "reason"));
+		r->source = sbx_strdup(sbx_json_str(v, "source"));
 	}
 	s->rules = sbx_rule_table_new(rows, json_array_size(a));
-	str = json_string_value(json_object_get(pol, "protect"));
+	str = sbx_json_str(pol, "protect");
 	if (str && strlen(str) % (2 * sizeof(struct sbx_protect_key)) == 0) {
 		s->n_protect = strlen(str) / (2 * sizeof(struct sbx_protect_key));
 		s->protect = sbx_calloc(s->n_protect, sizeof(*s->protect));
@@ -426,7 +427,7 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 		if (!unhex_blob(json_object_get(v, "key"), &g.key, sizeof(g.key)))
 			continue;
 		g.expires_ns = json_integer_value(json_object_get(v, "expires_ns"));
-		g.request = sbx_strdup(json_string_value(json_object_get(v, "request")));
+		g.request = sbx_strdup(sbx_json_str(v, "request"));
 		s->grants = realloc(s->grants, (s->n_grants + 1) * sizeof(*s->grants));
 		if (!s->grants)
 			abort();
@@ -435,12 +436,12 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 	json_array_foreach(json_object_get(j, "name_grants"), i, v) {
 		struct sbx_name_grant g = {};
 
-		if (!json_string_value(json_object_get(v, "name")))
+		if (!sbx_json_str(v, "name"))
 			continue;
-		g.name = sbx_strdup(json_string_value(json_object_get(v, "name")));
+		g.name = sbx_strdup(sbx_json_str(v, "name"));
 		g.port = json_integer_value(json_object_get(v, "port"));
 		g.expires_ns = json_integer_value(json_object_get(v, "expires_ns"));
-		g.request = sbx_strdup(json_string_value(json_object_get(v, "request")));
+		g.request = sbx_strdup(sbx_json_str(v, "request"));
 		s->name_grants = sbx_realloc_array(s->name_grants, s->n_name_grants + 1,
 						   sizeof(*s->name_grants));
 		s->name_grants[s->n_name_grants++] = g;

@@ -17,6 +17,7 @@
 #include "lib/log.h"
 #include "lib/text.h"
 #include "user/daemon/verifier.h"
+#include "lib/json.h"
 
 /*
  * Programs written for one signature of a hook that changed, for a hook
@@ -216,11 +217,11 @@ int sbx_costs_print(FILE *f, json_t *doc)
 	int over = 0;
 
 	fprintf(f, "verifier cost on kernel %s (budget %lld instructions per program):\n",
-		json_string_value(json_object_get(doc, "kernel")), (long long)budget);
+		sbx_json_str(doc, "kernel"), (long long)budget);
 	fprintf(f, "  %-28s %-20s %9s %7s %7s\n", "program", "variant", "insns", "peak",
 		"states");
 	json_array_foreach(progs, i, o) {
-		const char *variant = json_string_value(json_object_get(o, "variant"));
+		const char *variant = sbx_json_str(o, "variant");
 		json_t *vi = json_object_get(o, "verified_insns");
 		json_int_t insns = vi ? json_integer_value(vi) :
 			json_integer_value(json_object_get(o, "processed_insns"));
@@ -228,12 +229,12 @@ int sbx_costs_print(FILE *f, json_t *doc)
 
 		if (!loaded && variant) {
 			fprintf(f, "  %-28s %-20s %9s\n",
-				json_string_value(json_object_get(o, "program")), variant,
+				sbx_json_str(o, "program"), variant,
 				"not this kernel's");
 			continue;
 		}
 		fprintf(f, "  %-28s %-20s %9lld %7lld %7lld%s\n",
-			json_string_value(json_object_get(o, "program")), variant ? variant : "-",
+			sbx_json_str(o, "program"), variant ? variant : "-",
 			(long long)insns,
 			(long long)json_integer_value(json_object_get(o, "peak_states")),
 			(long long)json_integer_value(json_object_get(o, "total_states")),

@@ -24,13 +24,9 @@
 #include "queue/render.h"
 #include "queue/request.h"
 #include "user/dashboard/api.h"
+#include "lib/json.h"
 
 static const char *const states[] = { "pending", "claimed", "done" };
-
-static const char *str(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
 
 json_t *sbx_api_error(const char *code, const char *fmt, ...)
 {
@@ -133,7 +129,7 @@ static int locate(struct sbx_feed *f, const char *id, char **project, const char
 /* the head of an approved command's output, into o */
 static void add_output(struct sbx_queue *q, const json_t *done, json_t *o)
 {
-	const char *out = str(json_object_get(done, "result"), "output");
+	const char *out = sbx_json_str(json_object_get(done, "result"), "output");
 	char *buf = NULL, *text;
 	size_t len = 0;
 
@@ -178,8 +174,8 @@ json_t *sbx_api_wrap(const char *project, const char *state, json_t *rec)
 
 static int cmp_wrapped(const void *a, const void *b, bool desc)
 {
-	const char *x = str(json_object_get(*(json_t *const *)a, "request"), "id") ?: "";
-	const char *y = str(json_object_get(*(json_t *const *)b, "request"), "id") ?: "";
+	const char *x = sbx_json_str(json_object_get(*(json_t *const *)a, "request"), "id") ?: "";
+	const char *y = sbx_json_str(json_object_get(*(json_t *const *)b, "request"), "id") ?: "";
 
 	return desc ? strcmp(y, x) : strcmp(x, y);
 }

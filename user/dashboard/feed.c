@@ -36,6 +36,7 @@
 #include "user/daemon/control_client.h"
 #include "user/dashboard/api.h"
 #include "user/dashboard/feed.h"
+#include "lib/json.h"
 
 #define MAX_PROJECTS 1024
 #define KEEPALIVE_MS 15000
@@ -112,11 +113,6 @@ struct sbx_feed {
 };
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static const char *str(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
 
 static void set_str(char **dst, const char *s)
 {
@@ -215,27 +211,27 @@ static void sess_record_locked(struct sbx_feed *f, const char *project, const ch
 			       const json_t *rec)
 {
 	struct sess *s = sess_get_locked(f, project, session);
-	const char *ev = str(rec, "event") ?: "";
+	const char *ev = sbx_json_str(rec, "event") ?: "";
 
 	s->records++;
-	set_str(&s->last, str(rec, "time"));
+	set_str(&s->last, sbx_json_str(rec, "time"));
 	if (!strcmp(ev, "session_start")) {
 		s->daemon = true;
-		set_str(&s->started, str(rec, "time"));
-		set_str(&s->policy, str(rec, "policy"));
+		set_str(&s->started, sbx_json_str(rec, "time"));
+		set_str(&s->policy, sbx_json_str(rec, "policy"));
 		if (json_is_integer(json_object_get(rec, "uid")))
 			s->uid = json_integer_value(json_object_get(rec, "uid"));
 	} else if (!strcmp(ev, "session_end")) {
-		set_str(&s->ended, str(rec, "time"));
+		set_str(&s->ended, sbx_json_str(rec, "time"));
 	} else if (!strcmp(ev, "kernel")) {
-		count_verdict(s, str(rec, "verdict"), 1);
+		count_verdict(s, sbx_json_str(rec, "verdict"), 1);
 	} else if (!strcmp(ev, "kernel_repeats")) {
 		json_int_t r = json_integer_value(json_object_get(rec, "repeats"));
 
-		count_verdict(s, str(rec, "verdict"), r > 0 ? (uint64_t)r : 0);
+		count_verdict(s, sbx_json_str(rec, "verdict"), r > 0 ? (uint64_t)r : 0);
 	}
-	if (!s->started && str(rec, "time"))
-		set_str(&s->started, str(rec, "time"));
+	if (!s->started && sbx_json_str(rec, "time"))
+		set_str(&s->started, sbx_json_str(rec, "time"));
 	f->sess_dirty = true;
 }
 
@@ -381,7 +377,7 @@ static void notice(struct sbx_feed *f, const struct project *p, const char *text
  * decision records, which only a daemon writes) */
 static void count_decided_locked(struct sbx_feed *f, const struct project *p, const json_t *done)
 {
-	const char *session = str(done, "session");
+	const char *session = sbx_json_str(done, "session");
 	const json_t *d = json_object_get(done, "decision");
 	struct sess *s;
 
@@ -389,7 +385,7 @@ static void count_decided_locked(struct sbx_feed *f, const struct project *p, co
 		return;
 	s = sess_get_locked(f, p->dir, session);
 	if (json_is_true(json_object_get(d, "approve")) ||
-	    (str(d, "verdict") && !strcmp(str(d, "verdict"), "approve")))
+	    (sbx_json_str(d, "verdict") && !strcmp(sbx_json_str(d, "verdict"), "approve")))
 		s->approved++;
 	else
 		s->denied++;
@@ -452,7 +448,7 @@ static void scan_pending(struct sbx_feed *f, struct project *p)
 	for (i = 0; i < p->nknown; i++)
 		p->known[i].seen = false;
 	json_array_foreach(a, i, r) {
-		const char *id = str(r, "id");
+		const char *id = sbx_json_str(r, "id");
 		struct known *k = id ? known_find(p, id) : NULL;
 
 		if (!id)
@@ -464,9 +460,9 @@ static void scan_pending(struct sbx_feed *f, struct project *p)
 		pthread_mutex_lock(&f->lock);
 		p->known = sbx_realloc_array(p->known, p->nknown + 1, sizeof(*p->known));
 		p->known[p->nknown++] = (struct known){ .id = sbx_strdup(id),
-			.session = sbx_strdup(str(r, "session") ?: ""), .seen = true };
-		if (str(r, "session")) {
-			struct sess *ss = sess_get_locked(f, p->dir, str(r, "session"));
+			.session = sbx_strdup(sbx_json_str(r, "session") ?: ""), .seen = true };
+		if (sbx_json_str(r, "session")) {
+			struct sess *ss = sess_get_locked(f, p->dir, sbx_json_str(r, "session"));
 			json_t *uid = json_object_get(json_object_get(r, "process"), "uid");
 
 			ss->requests++;
@@ -531,8 +527,8 @@ struct line {
 
 static int cmp_line_time(const void *a, const void *b)
 {
-	const char *x = str(((const struct line *)a)->rec, "time") ?: "";
-	const char *y = str(((const struct line *)b)->rec, "time") ?: "";
+	const char *x = sbx_json_str(((const struct line *)a)->rec, "time") ?: "";
+	const char *y = sbx_json_str(((const struct line *)b)->rec, "time") ?: "";
 
 	return strcmp(x, y);
 }
@@ -675,11 +671,11 @@ static void scan_audit(struct sbx_feed *f, struct project *p, bool initial)
 	pthread_mutex_lock(&f->lock);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *rec = v[i].rec;
-		const char *ev = str(rec, "event");
+		const char *ev = sbx_json_str(rec, "event");
 		json_t *e = json_pack("{s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:O}", "project", p->dir,
 				      "session", v[i].session, "kind", ev, "verdict",
-				      str(rec, "verdict"), "operation",
-				      str(rec, "operation") ?: ev, "time", str(rec, "time"),
+				      sbx_json_str(rec, "verdict"), "operation",
+				      sbx_json_str(rec, "operation") ?: ev, "time", sbx_json_str(rec, "time"),
 				      "record", rec);
 
 		sess_record_locked(f, p->dir, v[i].session, rec);
@@ -825,14 +821,14 @@ static void *sess_main(void *arg)
 		rc = sbx_ctl_call(req, &r, &err);
 		json_decref(req);
 		if (!rc && !json_is_true(json_object_get(r, "ok"))) {
-			err = sbx_strdup(str(r, "error") ?: "the daemon refused `status`");
+			err = sbx_strdup(sbx_json_str(r, "error") ?: "the daemon refused `status`");
 			json_decref(r);
 			r = NULL;
 			rc = -EPROTO;
 		}
 		json_array_foreach(json_object_get(r, "sessions"), i, v)
-			if (str(v, "project"))
-				sbx_feed_add_project(f, str(v, "project"), false, NULL);
+			if (sbx_json_str(v, "project"))
+				sbx_feed_add_project(f, sbx_json_str(v, "project"), false, NULL);
 		now = r ? json_dumps(json_object_get(r, "sessions"), JSON_COMPACT | JSON_SORT_KEYS)
 			: sbx_strdup("");
 		pthread_mutex_lock(&f->lock);
@@ -1036,8 +1032,8 @@ static size_t pending_of_locked(struct sbx_feed *f, const char *project, const c
 static json_t *sess_json_locked(struct sbx_feed *f, const struct sess *s, const json_t *live,
 				bool daemon_up, bool embedded)
 {
-	const char *name = s ? s->name : str(live, "name");
-	const char *project = live && str(live, "project") ? str(live, "project") :
+	const char *name = s ? s->name : sbx_json_str(live, "name");
+	const char *project = live && sbx_json_str(live, "project") ? sbx_json_str(live, "project") :
 			      s ? s->project : NULL;
 	long long uid = live ? json_integer_value(json_object_get(live, "uid")) :
 		       s ? s->uid : -1;
@@ -1069,7 +1065,7 @@ static json_t *sess_json_locked(struct sbx_feed *f, const struct sess *s, const 
 	}
 	o = json_pack("{s:s,s:s?,s:I,s:s?,s:s?,s:s,s:b,s:s?,s:s?,s:s?,s:o}",
 		      "name", name, "project", project, "uid", (json_int_t)uid, "user", user,
-		      "policy", live && str(live, "policy") ? str(live, "policy") :
+		      "policy", live && sbx_json_str(live, "policy") ? sbx_json_str(live, "policy") :
 				s ? s->policy : NULL,
 		      "mode", mode, "live", live != NULL,
 		      "started", s && s->started ? s->started : from_name,
@@ -1105,7 +1101,7 @@ json_t *sbx_feed_sessions_json(struct sbx_feed *f)
 		const struct sess *s = NULL;
 
 		for (size_t k = 0; k < f->nsess && !s; k++)
-			if (str(v, "name") && !strcmp(f->sess[k]->name, str(v, "name")))
+			if (sbx_json_str(v, "name") && !strcmp(f->sess[k]->name, sbx_json_str(v, "name")))
 				s = f->sess[k];
 		json_array_append_new(a, sess_json_locked(f, s, v, true, embedded));
 	}
@@ -1114,7 +1110,7 @@ json_t *sbx_feed_sessions_json(struct sbx_feed *f)
 		bool live = false;
 
 		json_array_foreach(json_object_get(f->status, "sessions"), i, v)
-			live |= str(v, "name") && !strcmp(str(v, "name"), s->name);
+			live |= sbx_json_str(v, "name") && !strcmp(sbx_json_str(v, "name"), s->name);
 		if (!live)
 			json_array_append_new(a, sess_json_locked(f, s, NULL, up, embedded));
 	}
@@ -1130,7 +1126,7 @@ static bool field_is(const json_t *e, const char *k, const char *want)
 
 	if (!want || !*want)
 		return true;
-	v = str(e, k);
+	v = sbx_json_str(e, k);
 	return v && !strcmp(v, want);
 }
 
@@ -1154,7 +1150,7 @@ json_t *sbx_feed_events_json(struct sbx_feed *f, const struct sbx_feed_filter *f
 
 		if (!m->ev)
 			continue;
-		if (by_time && (sbx_time_parse(str(m->ev, "time"), &t) || t <= since_t))
+		if (by_time && (sbx_time_parse(sbx_json_str(m->ev, "time"), &t) || t <= since_t))
 			continue;
 		if (!field_is(m->ev, "project", flt->project) ||
 		    !field_is(m->ev, "session", flt->session) ||
