@@ -28,6 +28,7 @@
 #include "lib/log.h"
 #include "lib/names.h"
 #include "lib/text.h"
+#include "lib/json.h"
 
 #define DEDUP_WINDOW_NS (30ull * 1000000000ull)	/* after a decision */
 
@@ -437,7 +438,7 @@ void sbx_events_flush_pending(struct sbx_daemon *d)
 }
 
 /*
- * Repeats of one event (same session, operation, verdict, rule and
+ * Repeats of one event (same session, user, operation, verdict, rule and
  * object) within a second are folded: the first is handled in full, the
  * rest are counted, and one summary line with the count follows when the
  * window closes. A retry loop thus costs the daemon a hash lookup per
@@ -462,6 +463,7 @@ static uint64_t fold_hash(const struct sbx_event *e)
 	uint64_t h = SBX_CHAIN_SEED;
 
 	h = sbx_mix64(h ^ e->cgid);
+	h = sbx_mix64(h ^ e->uid);
 	h = sbx_mix64(h ^ ((uint64_t)e->op << 48 | (uint64_t)e->verdict << 40 |
 			   (uint64_t)e->access << 32 | e->rule_id));
 	h = sbx_mix64(h ^ ((uint64_t)e->dev << 32 | e->port));
@@ -478,7 +480,13 @@ static uint64_t fold_hash(const struct sbx_event *e)
 
 static bool fold_same(const struct sbx_event *a, const struct sbx_event *b)
 {
-	return a->cgid == b->cgid && a->op == b->op && a->verdict == b->verdict &&
+	/*
+	 * The user is part of the key: an inbound refusal is filed under the
+	 * listener's session, and a root client's attempt folded into the
+	 * session user's would lose who tried.
+	 */
+	return a->cgid == b->cgid && a->uid == b->uid && a->op == b->op &&
+	       a->verdict == b->verdict &&
 	       a->access == b->access && a->rule_id == b->rule_id && a->dev == b->dev &&
 	       a->ino == b->ino && a->name_hash == b->name_hash && a->port == b->port &&
 	       !memcmp(a->addr, b->addr, 16) && a->flags == b->flags;
@@ -613,9 +621,9 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, json_t *in,
 		   char **id, char **err)
 {
-	const char *kind = json_string_value(json_object_get(in, "kind"));
+	const char *kind = sbx_json_str(in, "kind");
 	json_t *obj = json_object_get(in, "object"), *req, *proc;
-	const char *why = json_string_value(json_object_get(in, "agent_reason"));
+	const char *why = sbx_json_str(in, "agent_reason");
 	char *exe, *cwd;
 	int rc;
 
@@ -672,8 +680,9 @@ static void fold_summary(struct sbx_daemon *d, struct fold_slot *f)
 	ts = sbx_boot_to_real(f->ev.ts_ns);
 	sbx_rfc3339(when, sizeof(when), &ts, 3);
 	object = sbx_event_object(&f->ev);
-	line = json_pack("{s:s,s:o,s:i,s:s,s:s,s:o,s:s,s:I}", "time", when, "session",
+	line = json_pack("{s:s,s:o,s:i,s:i,s:s,s:s,s:o,s:s,s:I}", "time", when, "session",
 			 s ? json_string(s->name) : json_null(), "pid", (int)f->last_pid,
+			 "uid", (int)f->ev.uid,
 			 "operation", sbx_op_name(f->ev.op), "object", object, "rule",
 			 rule_json(s, f->ev.rule_id, f->ev.verdict), "verdict",
 			 sbx_verdict_name(f->ev.verdict), "repeats", (json_int_t)f->repeats);
