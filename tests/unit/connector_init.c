@@ -164,10 +164,16 @@ SBX_TEST(connector_init, merge_idempotent_restore)
 	CU_ASSERT_TRUE(txt && !strncmp(txt, toml_orig, strlen(toml_orig)));
 	CU_ASSERT_PTR_NOT_NULL(strstr(txt ?: "", "[mcp_servers.bpfsbx]"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(txt ?: "", "tool_timeout_sec = 60"));
+	/* committed files name no path of this machine */
+	CU_ASSERT_PTR_NOT_NULL(strstr(txt ?: "", "args = [\"mcp\"]\n"));
+	CU_ASSERT_PTR_NULL(strstr(txt ?: "", dir));
 	free(txt);
 	p = tc_path(dir, ".cursor/mcp.json");
-	CU_ASSERT_EQUAL(access(p, F_OK), 0);
+	txt = tc_read(p, NULL);
 	free(p);
+	CU_ASSERT_PTR_NOT_NULL(strstr(txt ?: "", "\"${workspaceFolder}\""));
+	CU_ASSERT_PTR_NULL(strstr(txt ?: "", dir));
+	free(txt);
 	p = tc_path(dir, ".sandbox/policy.yaml");
 	txt = tc_read(p, NULL);
 	free(p);

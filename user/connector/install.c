@@ -274,12 +274,16 @@ static int merge_mcp(const struct sbx_install *in, json_t *root, bool with_type,
 
 	if (!servers)
 		return -EINVAL;
-	/* .mcp.json is committed: no path of this machine in it. The server
-	 * finds the project as every command does, from $CLAUDE_PROJECT_DIR
-	 * or the directory Claude Code starts it in */
+	/*
+	 * Both files are committed: no path of this machine in them. From
+	 * .mcp.json the server finds the project as every command does, from
+	 * $CLAUDE_PROJECT_DIR or the directory Claude Code starts it in.
+	 * Cursor may start a server outside the workspace, and expands
+	 * ${workspaceFolder} in args to the folder it opened.
+	 */
 	s = with_type ? json_pack("{s:s, s:[s], s:{}}", "command", in->exe, "args", "mcp", "env") :
 		json_pack("{s:s, s:[s, s, s], s:{}}", "command", in->exe, "args", "mcp",
-			  "--project", in->project, "env");
+			  "--project", "${workspaceFolder}", "env");
 	if (!s)
 		return -ENOMEM;
 	if (with_type) {
@@ -469,9 +473,9 @@ static int merge_codex(const struct sbx_install *in, const char *cur, size_t n,
 		return -ENOMEM;
 	fprintf(f, "%s\n[mcp_servers.bpfsbx]\ncommand = ", SBX_TOML_BEGIN);
 	toml_str(f, in->exe);
-	fprintf(f, "\nargs = [\"mcp\", \"--project\", ");
-	toml_str(f, in->project);
-	fprintf(f, "]\nstartup_timeout_sec = 20\n"
+	/* committed, so no project path: Codex starts the server in its own
+	 * working directory, and the server searches upward for .sandbox/ */
+	fprintf(f, "\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n"
 		"# a call waits at most %d s for a person, then answers \"pending\"\n"
 		"tool_timeout_sec = 60\n%s\n", SBX_MCP_WAIT_MS / 1000, SBX_TOML_END);
 	fclose(f);
