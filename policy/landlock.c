@@ -28,18 +28,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/landlock.h>
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
 #include "policy/landlock.h"
-
-/* newer than the 6.1 uapi headers */
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE	(1ULL << 14)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
-#define LANDLOCK_ACCESS_FS_IOCTL_DEV	(1ULL << 15)
-#endif
 
 #define LL_READ		(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define LL_EXEC		LANDLOCK_ACCESS_FS_EXECUTE
@@ -658,6 +649,19 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 	out->rules = b.rules;
 	out->n_rules = b.n_rules;
 	b.rules = NULL;
+	/* the directories the walk listed: those above a missing hot path
+	 * that do not exist either were never reached */
+	{
+		size_t n = 0;
+
+		for (size_t i = 0; i < b.above.n; i++) {
+			if (!stat(b.above.v[i], &st) && S_ISDIR(st.st_mode))
+				b.above.v[n++] = b.above.v[i];
+			else
+				free(b.above.v[i]);
+		}
+		b.above.n = n;
+	}
 	out->expanded = b.above.v;
 	out->n_expanded = b.above.n;
 	b.above.v = NULL;

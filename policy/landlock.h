@@ -21,7 +21,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/landlock.h>
 #include "policy/policy.h"
+
+/* newer than the 6.1 uapi headers */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE	(1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV	(1ULL << 15)
+#endif
 
 /* The running kernel's Landlock ABI: 0 when Landlock is missing or off. */
 int sbx_landlock_abi(void);
