@@ -127,6 +127,7 @@ static const struct probe effect_probes[] = {
 	{ OP_READ, "other/later.c", NULL, 0, "made after the plan, in a directory granted whole" },
 	{ OP_READ, "src/later.c", NULL, EACCES,
 	  "made after the plan next to deploy.key (name rule): fail closed" },
+	{ OP_WRITE, "ask.txt", NULL, 0, "an existing file in the expanded project: editable" },
 	{ OP_CREAT, "next-to-secret.txt", NULL, EACCES,
 	  "fail closed: a new name next to a denied path" },
 	{ OP_READ, "later.txt", NULL, EACCES,
