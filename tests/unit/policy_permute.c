@@ -20,8 +20,9 @@ struct sbx_policy *pt_compile(const char *yaml, const char *home, const char *pr
 			      struct sbx_compiled *c, struct sbx_diags *d);
 char *pt_dump(const struct sbx_compiled *c, const struct sbx_policy *p);
 
-/* overlapping on purpose: same keys, nested paths, names vs paths, ties */
-static const char *const file_rules[] = {
+/* overlapping on purpose: same keys, nested paths, names vs paths, ties;
+ * tests/unit/landlock_tier.c holds the Landlock plan to these too */
+const char *const pt_permute_file_rules[] = {
 	"{path: \"${PROJECT}\", access: write, verdict: allow, reason: ws}",
 	"{path: \"${PROJECT}/secret/\", access: read, verdict: deny, reason: s1}",
 	"{path: \"${PROJECT}/secret\", access: read, verdict: ask, reason: s2}",
@@ -57,7 +58,9 @@ static const char *const cmd_rules[] = {
 	"{command: git, args: \"push*--force*\", verdict: ask, reason: c2}",
 	"{command: [sudo, su], verdict: deny, reason: c3}",
 };
+#define file_rules pt_permute_file_rules
 #define NF (sizeof(file_rules) / sizeof(file_rules[0]))
+const size_t pt_permute_n_file_rules = NF;
 #define NN (sizeof(net_rules) / sizeof(net_rules[0]))
 #define NC (sizeof(cmd_rules) / sizeof(cmd_rules[0]))
 
@@ -111,12 +114,14 @@ static char *build(const size_t *fo, const size_t *no, const size_t *co)
 	return y;
 }
 
-static const char *const probe_rel[] = {
+const char *const pt_permute_probes[] = {
 	"P/secret/a", "P/secret/ok.txt", "P/secret", "P/x.pem", "P/cacert.pem", "P/cert.pem",
 	"P/certs/a", "P/.env", "P/sub/.env.local", "P/new/deep/x/y", "P/new/deep/z", "P/new",
 	"P/build/out.o", "P/src/main.c", "H/.aws/credentials", "H/.aws/config", "H/.ssh/id_rsa",
 	"H/.ssh/known_hosts", "H/.bashrc", "/tmp/x", "/usr/bin/sudo", "/opt/su/tool", "/etc/passwd",
 };
+#define probe_rel pt_permute_probes
+const size_t pt_permute_n_probes = sizeof(probe_rel) / sizeof(probe_rel[0]);
 static const char *const probe_addr[] = {
 	"10.1.2.3", "10.1.9.9", "10.9.9.9", "192.0.2.1", "192.0.2.2", "2001:db8::2", "2001:db8::9",
 	"::ffff:192.0.2.7", "8.8.8.8",
@@ -196,7 +201,10 @@ static bool run(const size_t *fo, const size_t *no, const size_t *co, const char
 	return out->dump && out->dec;
 }
 
-static void make_tree(const char *home, const char *proj)
+/* the files the probes find; the rest of their paths are missing */
+void pt_permute_tree(const char *home, const char *proj);
+#define make_tree pt_permute_tree
+void make_tree(const char *home, const char *proj)
 {
 	char *p;
 

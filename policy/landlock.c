@@ -1,0 +1,805 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * landlock.c - a compiled policy as a Landlock ruleset (policy/landlock.h).
+ *
+ * The oracle is sbx_decide_path(): every entry the plan grants gets what
+ * the BPF-LSM tier decides for it (ask counts as deny: this tier has no
+ * approval path yet), so the two tiers can only differ where Landlock
+ * cannot say what the policy says, and there the plan is stricter:
+ *  - a directory with a rule anchored below it is expanded into its
+ *    entries, and keeps only the rights every entry below it may have; a
+ *    name created there later gets only those;
+ *  - Landlock checks create, remove and rename on the parent directory
+ *    (MAKE_*, REMOVE_*, REFER), so a write-denied entry takes those rights
+ *    from its whole directory;
+ *  - execve needs READ_FILE as well as EXECUTE.
+ * Landlock's own rule is that a process in a domain cannot ptrace, or read
+ * /proc/PID/{mem,environ,fd} of, a process outside it: the proc rules.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define SBX_POLICY_INTERNAL
+#include "policy/policy.h"
+#include "policy/landlock.h"
+
+#define LL_READ		(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define LL_EXEC		LANDLOCK_ACCESS_FS_EXECUTE
+/* write rights checked on the object itself */
+#define LL_WRITE_OBJ	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | \
+			 LANDLOCK_ACCESS_FS_IOCTL_DEV)
+/* write rights checked on the parent directory of the entry made or removed */
+#define LL_WRITE_PAR	(LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | \
+			 LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | \
+			 LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | \
+			 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK | \
+			 LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER)
+/* the rights a rule on a non-directory may hold (add_rule refuses others) */
+#define LL_FILE		(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | \
+			 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | \
+			 LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+static int ll_create_ruleset(const struct landlock_ruleset_attr *attr, size_t size, uint32_t flags)
+{
+	return (int)syscall(SYS_landlock_create_ruleset, attr, size, flags);
+}
+
+static int ll_add_rule(int fd, enum landlock_rule_type type, const void *attr, uint32_t flags)
+{
+	return (int)syscall(SYS_landlock_add_rule, fd, type, attr, flags);
+}
+
+static int ll_restrict_self(int fd, uint32_t flags)
+{
+	return (int)syscall(SYS_landlock_restrict_self, fd, flags);
+}
+
+int sbx_landlock_abi(void)
+{
+	int abi = ll_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	return abi < 0 ? 0 : abi;
+}
+
+uint64_t sbx_landlock_all_rights(int abi)
+{
+	uint64_t r = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;	/* ABI 1 */
+
+	if (abi >= 2)
+		r |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return abi >= 1 ? r : 0;
+}
+
+uint64_t sbx_landlock_rights(int abi, unsigned accbits)
+{
+	uint64_t r = 0;
+
+	if (accbits & SBX_ACCBIT(SBX_ACC_READ))
+		r |= LL_READ;
+	if (accbits & SBX_ACCBIT(SBX_ACC_WRITE))
+		r |= LL_WRITE_OBJ | LL_WRITE_PAR;
+	if (accbits & SBX_ACCBIT(SBX_ACC_EXEC))
+		r |= LL_EXEC;
+	return r & sbx_landlock_all_rights(abi);
+}
+
+/* ---- sorted string sets ------------------------------------------------------------------- */
+
+struct strset {
+	char **v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void set_add(struct strset *s, const char *str)
+{
+	if (s->oom)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		char **v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v) {
+			s->oom = true;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	if (!(s->v[s->n] = strdup(str)))
+		s->oom = true;
+	else
+		s->n++;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void set_finish(struct strset *s)
+{
+	size_t n = 0;
+
+	if (!s->n)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), cmp_str);
+	for (size_t i = 0; i < s->n; i++) {
+		if (n && !strcmp(s->v[n - 1], s->v[i])) {
+			free(s->v[i]);
+			continue;
+		}
+		s->v[n++] = s->v[i];
+	}
+	s->n = n;
+}
+
+static bool set_has(const struct strset *s, const char *str)
+{
+	return s->n && bsearch(&str, s->v, s->n, sizeof(*s->v), cmp_str);
+}
+
+static void set_free(struct strset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- hot paths ---------------------------------------------------------------------------- */
+
+/* path with its deepest existing prefix resolved: the plan walks real
+ * directories, and a rule written through a symlink is about its target */
+static char *resolve_prefix(const char *path)
+{
+	char *norm = sbx_path_normalize(path), *real = NULL, *out = NULL;
+	size_t cut;
+
+	if (!norm)
+		return NULL;
+	for (cut = strlen(norm); !real; ) {
+		char save = norm[cut];
+
+		norm[cut] = 0;
+		real = realpath(cut ? norm : "/", NULL);
+		norm[cut] = save;
+		if (real || !cut)
+			break;
+		while (cut > 0 && norm[cut - 1] != '/')
+			cut--;
+		if (cut > 0)
+			cut--;		/* at the '/' before the missing name */
+	}
+	if (real && asprintf(&out, "%s%s", strcmp(real, "/") ? real : "", norm + cut) < 0)
+		out = NULL;
+	if (out && !*out) {
+		free(out);
+		out = strdup("/");
+	}
+	free(real);
+	free(norm);
+	return out;
+}
+
+static void add_hot(struct strset *hot, const char *path)
+{
+	char *r = resolve_prefix(path);
+
+	if (!r) {
+		hot->oom = true;
+		return;
+	}
+	set_add(hot, r);
+	free(r);
+}
+
+static int cmp_name_key(const void *k, const void *e)
+{
+	return memcmp(k, &((const struct sbx_name_entry *)e)->k, sizeof(struct sbx_name_key));
+}
+
+static bool name_entry(const struct sbx_compiled *c, uint8_t kind, uint8_t len, uint64_t hash)
+{
+	struct sbx_name_key k = { .policy_id = c->hdr.policy_id, .kind = kind, .len = len,
+				  .hash = hash };
+
+	return bsearch(&k, c->name, c->n_name, sizeof(*c->name), cmp_name_key) != NULL;
+}
+
+/* Does a name or glob rule (the lookups of policy/decide.c) match name? */
+static bool name_ruled(const struct sbx_compiled *c, const char *name)
+{
+	const struct sbx_policy_hdr *h = &c->hdr;
+	size_t len = strlen(name);
+	unsigned bit = len <= SBX_GLOB_LIT_MAX ? (unsigned)len : 0;
+
+	if ((h->exact_len_mask & (1ULL << bit)) &&
+	    name_entry(c, SBX_NAME_EXACT, (uint8_t)bit, sbx_hash_name(name, len)))
+		return true;
+	for (unsigned L = 1; L <= SBX_GLOB_LIT_MAX && L <= len; L++) {
+		if ((h->prefix_len_mask & (1ULL << L)) &&
+		    name_entry(c, SBX_NAME_PREFIX, (uint8_t)L, sbx_hash_name(name, L)))
+			return true;
+		if ((h->suffix_len_mask & (1ULL << L)) &&
+		    name_entry(c, SBX_NAME_SUFFIX, (uint8_t)L, sbx_hash_suffix(name + len - L, L)))
+			return true;
+	}
+	return false;
+}
+
+struct scan {
+	const struct sbx_compiled *c;
+	struct strset *hot;
+	size_t n, max;
+	bool truncated;
+};
+
+static void scan_dir(struct scan *s, const char *dir, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (depth > SBX_LANDLOCK_SCAN_DEPTH) {
+		s->truncated = true;
+		return;
+	}
+	d = opendir(dir);
+	if (!d)
+		return;		/* unreadable here is unreadable to the session too */
+	while (!s->truncated && (de = readdir(d))) {
+		char *p = NULL;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++s->n > s->max) {
+			s->truncated = true;
+			break;
+		}
+		if (asprintf(&p, "%s/%s", strcmp(dir, "/") ? dir : "", de->d_name) < 0) {
+			s->hot->oom = true;
+			break;
+		}
+		if (!strcmp(de->d_name, ".sandbox") || name_ruled(s->c, de->d_name))
+			set_add(s->hot, p);
+		if (de->d_type == DT_DIR)
+			scan_dir(s, p, depth + 1);
+		free(p);
+	}
+	closedir(d);
+}
+
+/* bpffs, cgroupfs, securityfs, debugfs, tracefs: never writable (decide.c) */
+static void add_pseudofs(struct strset *hot)
+{
+	static const char *const types[] = { "bpf", "cgroup2", "cgroup", "securityfs", "debugfs",
+					     "tracefs" };
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		char mnt[PATH_MAX], fstype[64], *sep = strstr(line, " - ");
+		size_t o = 0;
+
+		if (!sep || sscanf(sep, " - %63s", fstype) != 1 ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+			if (strcmp(fstype, types[i]))
+				continue;
+			/* mountinfo escapes space, tab, newline and backslash as \ooo */
+			for (size_t k = 0; mnt[k]; k++) {
+				if (mnt[k] == '\\' && mnt[k + 1] && mnt[k + 2] && mnt[k + 3]) {
+					mnt[o++] = (char)((mnt[k + 1] - '0') * 64 +
+							  (mnt[k + 2] - '0') * 8 + (mnt[k + 3] - '0'));
+					k += 3;
+				} else {
+					mnt[o++] = mnt[k];
+				}
+			}
+			mnt[o] = 0;
+			set_add(hot, mnt);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* ---- the walk ----------------------------------------------------------------------------- */
+
+struct build {
+	const struct sbx_compiled *c;
+	int abi;
+	uint64_t all;
+	struct strset hot;		/* paths a rule is anchored on */
+	struct strset above;		/* their strict ancestors: the expanded directories */
+	struct sbx_landlock_rule *rules;
+	size_t n_rules, cap_rules;
+	bool oom;
+};
+
+/* What the BPF-LSM tier decides for path: allowed access classes. Ask is
+ * deny here: nobody can approve on this tier yet. */
+static unsigned allowed(const struct sbx_compiled *c, const char *path)
+{
+	unsigned bits = 0;
+
+	for (int a = SBX_ACC_READ; a <= SBX_ACC_EXEC; a++) {
+		struct sbx_decision d;
+
+		if (!sbx_decide_path(c, path, a, &d) &&
+		    (d.verdict == SBX_V_ALLOW || d.verdict == SBX_V_AUDIT))
+			bits |= SBX_ACCBIT(a);
+	}
+	return bits;
+}
+
+static void add_rule(struct build *b, const char *path, uint64_t access, bool dir)
+{
+	if (!dir)
+		access &= LL_FILE;
+	if (!access || b->oom)
+		return;
+	if (b->n_rules == b->cap_rules) {
+		size_t cap = b->cap_rules ? b->cap_rules * 2 : 256;
+		struct sbx_landlock_rule *v = realloc(b->rules, cap * sizeof(*v));
+
+		if (!v) {
+			b->oom = true;
+			return;
+		}
+		b->rules = v;
+		b->cap_rules = cap;
+	}
+	if (!(b->rules[b->n_rules].path = strdup(path))) {
+		b->oom = true;
+		return;
+	}
+	b->rules[b->n_rules].access = access;
+	b->rules[b->n_rules].dir = dir;
+	b->n_rules++;
+}
+
+/* The least rights that hold below a node: obj for it and everything below
+ * (object rights), par for entries strictly below it (parent rights), and
+ * self: the parent rights its own entry allows in its directory. */
+struct mins {
+	uint64_t obj, par, self;
+	uint64_t grant;		/* what a rule on it alone would hold */
+};
+
+static struct mins mins_of(struct build *b, const char *path, bool dir, bool exists)
+{
+	uint64_t r = sbx_landlock_rights(b->abi, allowed(b->c, path));
+	struct mins m = {
+		.obj = r & ~LL_WRITE_PAR,
+		.par = dir || !exists ? r & LL_WRITE_PAR : b->all,
+		.self = r & LL_WRITE_PAR,
+		.grant = r,
+	};
+
+	/* rights of the other kind never reach the object */
+	if (exists && !dir)
+		m.obj |= b->all & ~LL_FILE;
+	return m;
+}
+
+static struct mins walk(struct build *b, const char *path, bool dir)
+{
+	struct mins m = mins_of(b, path, dir, true), below;
+	DIR *d;
+	struct dirent *de;
+	size_t plen = strlen(path);
+
+	if (!dir || !set_has(&b->above, path)) {
+		add_rule(b, path, m.grant, dir);
+		return m;
+	}
+	below.obj = m.obj;
+	below.par = m.par;
+	d = opendir(path);
+	if (!d) {
+		/* unlistable: nothing below is granted (stricter) */
+		return (struct mins){ 0, 0, m.self, 0 };
+	}
+	while ((de = readdir(d))) {
+		struct mins k;
+		struct stat st;
+		char *p = NULL;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (asprintf(&p, "%s/%s", strcmp(path, "/") ? path : "", de->d_name) < 0) {
+			b->oom = true;
+			break;
+		}
+		/* a symlink is reached through its target's rules */
+		if (!lstat(p, &st) && !S_ISLNK(st.st_mode)) {
+			k = walk(b, p, S_ISDIR(st.st_mode));
+			below.obj &= k.obj;
+			below.par &= k.par & k.self;
+		}
+		free(p);
+	}
+	closedir(d);
+	/* rules on names that do not exist yet, below this directory */
+	for (size_t i = 0; i < b->hot.n; i++) {
+		const char *h = b->hot.v[i];
+		struct stat st;
+		struct mins k;
+
+		if (strncmp(h, path, plen) || (plen > 1 && h[plen] != '/') || !strcmp(h, path))
+			continue;
+		if (!lstat(h, &st))
+			continue;	/* exists: walked */
+		{
+			/* only those whose deepest existing directory is this one */
+			char *par = strdup(h), *sl;
+			bool mine;
+
+			if (!par) {
+				b->oom = true;
+				break;
+			}
+			for (;;) {
+				sl = strrchr(par, '/');
+				if (sl == par)
+					sl[1] = 0;
+				else
+					*sl = 0;
+				if (!lstat(par, &st) || !strcmp(par, "/"))
+					break;
+			}
+			mine = !strcmp(par, path);
+			free(par);
+			if (!mine)
+				continue;
+		}
+		k = mins_of(b, h, false, false);
+		below.obj &= k.obj;
+		below.par &= k.par & k.self;
+	}
+	add_rule(b, path, below.obj | below.par, true);
+	return (struct mins){ below.obj, below.par, m.self, below.obj | below.par };
+}
+
+static int cmp_rule(const void *a, const void *b)
+{
+	return strcmp(((const struct sbx_landlock_rule *)a)->path,
+		      ((const struct sbx_landlock_rule *)b)->path);
+}
+
+static const struct sbx_landlock_rule *find_rule(const struct sbx_landlock_plan *plan,
+						 const char *path)
+{
+	struct sbx_landlock_rule k = { .path = (char *)path };
+
+	return plan->n_rules ? bsearch(&k, plan->rules, plan->n_rules, sizeof(k), cmp_rule) : NULL;
+}
+
+/* Union of the rights of rules on path's strict ancestors. */
+static uint64_t above_rights(const struct sbx_landlock_plan *plan, const char *path)
+{
+	char *p = strdup(path);
+	uint64_t r = 0;
+
+	if (!p)
+		return 0;
+	while (strcmp(p, "/")) {
+		char *sl = strrchr(p, '/');
+		const struct sbx_landlock_rule *rule;
+
+		if (!sl)
+			break;
+		if (sl == p)
+			sl[1] = 0;
+		else
+			*sl = 0;
+		rule = find_rule(plan, p);
+		if (rule)
+			r |= rule->access;
+	}
+	free(p);
+	return r;
+}
+
+/* sorted, one rule per path, and no right an ancestor's rule grants already */
+static void plan_finish(struct sbx_landlock_plan *plan)
+{
+	size_t n = 0;
+
+	if (!plan->n_rules)
+		return;
+	qsort(plan->rules, plan->n_rules, sizeof(*plan->rules), cmp_rule);
+	for (size_t i = 0; i < plan->n_rules; i++) {
+		if (n && !strcmp(plan->rules[n - 1].path, plan->rules[i].path)) {
+			plan->rules[n - 1].access |= plan->rules[i].access;
+			free(plan->rules[i].path);
+			continue;
+		}
+		plan->rules[n++] = plan->rules[i];
+	}
+	plan->n_rules = n;
+	/* bottom-up, so that a rule dropped below never hides one above */
+	for (size_t i = n; i-- > 0;)
+		plan->rules[i].access &= ~above_rights(plan, plan->rules[i].path);
+	n = 0;
+	for (size_t i = 0; i < plan->n_rules; i++) {
+		if (!plan->rules[i].access) {
+			free(plan->rules[i].path);
+			continue;
+		}
+		plan->rules[n++] = plan->rules[i];
+	}
+	plan->n_rules = n;
+}
+
+/* -err, with *why = the message and the error's name */
+static int __attribute__((format(printf, 3, 4))) fail(char **why, int err, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (why && (!msg || asprintf(why, "%s: %s", msg, strerror(-err)) < 0))
+		*why = NULL;
+	free(msg);
+	return err;
+}
+
+int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, int abi,
+		      const struct sbx_landlock_opts *opts, struct sbx_landlock_plan *out,
+		      char **why)
+{
+	struct build b = { .c = c, .abi = abi, .all = sbx_landlock_all_rights(abi) };
+	struct scan sc = { .c = c, .hot = &b.hot };
+	struct stat st;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (why)
+		*why = NULL;
+	if (!p || !c)
+		return -EINVAL;
+	if (abi < 1)
+		return fail(why, -ENOTSUP, "no Landlock ABI %d", abi);
+	for (size_t i = 0; i < p->n_frules; i++)
+		for (size_t j = 0; j < p->frules[i].n_pats; j++)
+			if (p->frules[i].pats[j].shape == SBX_PAT_ANCHORED)
+				add_hot(&b.hot, p->frules[i].pats[j].text);
+	for (size_t i = 0; i < c->n_idents; i++)
+		add_hot(&b.hot, c->idents[i].path);
+	for (size_t i = 0; i < p->n_sources; i++)
+		add_hot(&b.hot, p->sources[i]);
+	add_pseudofs(&b.hot);
+	sc.max = opts && opts->scan_max ? opts->scan_max : SBX_LANDLOCK_SCAN_MAX;
+	for (size_t i = 0; opts && i < opts->n_scan_roots && !sc.truncated; i++) {
+		char *r = realpath(opts->scan_roots[i], NULL);
+
+		if (!r)
+			continue;	/* a root that does not exist holds nothing */
+		if (!strcmp(r, "/")) {
+			free(r);
+			continue;	/* the whole tree: callers name real roots */
+		}
+		scan_dir(&sc, r, 1);
+		free(r);
+	}
+	if (sc.truncated) {
+		if (why && asprintf(why, "more than %zu entries (or %d levels) below the scan "
+				    "roots: a name rule beyond them would not hold", sc.max,
+				    SBX_LANDLOCK_SCAN_DEPTH) < 0)
+			*why = NULL;
+		err = -E2BIG;
+		goto out;
+	}
+	set_finish(&b.hot);
+	for (size_t i = 0; i < b.hot.n && !b.above.oom; i++) {
+		char *a = strdup(b.hot.v[i]), *sl;
+
+		if (!a) {
+			b.oom = true;
+			break;
+		}
+		while (strcmp(a, "/") && (sl = strrchr(a, '/'))) {
+			if (sl == a)
+				sl[1] = 0;
+			else
+				*sl = 0;
+			set_add(&b.above, a);
+		}
+		free(a);
+	}
+	set_finish(&b.above);
+	if (b.hot.oom || b.above.oom) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (stat("/", &st)) {
+		err = fail(why, -errno, "cannot stat /");
+		goto out;
+	}
+	walk(&b, "/", true);
+	if (b.oom) {
+		err = -ENOMEM;
+		goto out;
+	}
+	out->abi = abi;
+	out->handled = b.all;
+	out->rules = b.rules;
+	out->n_rules = b.n_rules;
+	b.rules = NULL;
+	/* the directories the walk listed: those above a missing hot path
+	 * that do not exist either were never reached */
+	{
+		size_t n = 0;
+
+		for (size_t i = 0; i < b.above.n; i++) {
+			if (!stat(b.above.v[i], &st) && S_ISDIR(st.st_mode))
+				b.above.v[n++] = b.above.v[i];
+			else
+				free(b.above.v[i]);
+		}
+		b.above.n = n;
+	}
+	out->expanded = b.above.v;
+	out->n_expanded = b.above.n;
+	b.above.v = NULL;
+	b.above.n = 0;
+	out->scanned = sc.n;
+	plan_finish(out);
+out:
+	if (b.rules) {
+		for (size_t i = 0; i < b.n_rules; i++)
+			free(b.rules[i].path);
+		free(b.rules);
+	}
+	set_free(&b.hot);
+	set_free(&b.above);
+	if (err == -ENOMEM && why && !*why)
+		*why = strdup("out of memory");
+	return err;
+}
+
+void sbx_landlock_plan_free(struct sbx_landlock_plan *plan)
+{
+	if (!plan)
+		return;
+	for (size_t i = 0; i < plan->n_rules; i++)
+		free(plan->rules[i].path);
+	free(plan->rules);
+	for (size_t i = 0; i < plan->n_expanded; i++)
+		free(plan->expanded[i]);
+	free(plan->expanded);
+	memset(plan, 0, sizeof(*plan));
+}
+
+void sbx_landlock_plan_dump(const struct sbx_landlock_plan *plan, FILE *out)
+{
+	fprintf(out, "landlock abi %d handled %#llx rules %zu expanded %zu scanned %zu\n",
+		plan->abi, (unsigned long long)plan->handled, plan->n_rules, plan->n_expanded,
+		plan->scanned);
+	for (size_t i = 0; i < plan->n_expanded; i++)
+		fprintf(out, "expanded %s\n", plan->expanded[i]);
+	for (size_t i = 0; i < plan->n_rules; i++)
+		fprintf(out, "rule %#06llx %s%s\n", (unsigned long long)plan->rules[i].access,
+			plan->rules[i].path, plan->rules[i].dir ? "/" : "");
+}
+
+/* ---- applying ----------------------------------------------------------------------------- */
+
+int sbx_landlock_apply(const struct sbx_landlock_plan *plan, char **why)
+{
+	struct landlock_ruleset_attr attr = { .handled_access_fs = plan->handled };
+	int abi = sbx_landlock_abi(), rfd, err = 0;
+
+	if (why)
+		*why = NULL;
+	if (abi < 1)
+		return fail(why, -ENOTSUP, "Landlock is not available on this kernel");
+	if (abi < plan->abi || !plan->handled)
+		return fail(why, -EINVAL, "the plan is for Landlock ABI %d, the kernel has %d", plan->abi, abi);
+	rfd = ll_create_ruleset(&attr, sizeof(attr), 0);
+	if (rfd < 0)
+		return fail(why, -errno, "landlock_create_ruleset");
+	for (size_t i = 0; i < plan->n_rules && !err; i++) {
+		const struct sbx_landlock_rule *r = &plan->rules[i];
+		struct landlock_path_beneath_attr pb = { .allowed_access = r->access };
+		struct stat st;
+
+		pb.parent_fd = open(r->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (pb.parent_fd < 0) {
+			/* gone since the plan was made: its rights go with it */
+			if (errno == ENOENT)
+				continue;
+			err = fail(why, -errno, "cannot open %s", r->path);
+			break;
+		}
+		/* replaced by an object of the other kind: it gets nothing */
+		if (fstat(pb.parent_fd, &st) || S_ISDIR(st.st_mode) != r->dir) {
+			close(pb.parent_fd);
+			continue;
+		}
+		if (ll_add_rule(rfd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0))
+			err = fail(why, -errno, "landlock_add_rule %s", r->path);
+		close(pb.parent_fd);
+	}
+	if (!err && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		err = fail(why, -errno, "PR_SET_NO_NEW_PRIVS");
+	if (!err && ll_restrict_self(rfd, 0))
+		err = fail(why, -errno, "landlock_restrict_self");
+	close(rfd);
+	return err;
+}
+
+/* ---- the model ---------------------------------------------------------------------------- */
+
+int sbx_landlock_check(const struct sbx_landlock_plan *plan, const char *path,
+		       enum sbx_access acc, enum sbx_landlock_verdict *out, uint64_t *lacking)
+{
+	char *real = resolve_prefix(path);
+	const struct sbx_landlock_rule *self;
+	uint64_t obj, par, need;
+	struct stat st;
+	bool exists, dir;
+
+	if (!real)
+		return -ENOMEM;
+	exists = !lstat(real, &st);
+	dir = exists && S_ISDIR(st.st_mode);
+	par = above_rights(plan, real);
+	self = find_rule(plan, real);
+	obj = par | (self ? self->access : 0);
+	free(real);
+	switch (acc) {
+	case SBX_ACC_READ:
+		need = (dir ? LANDLOCK_ACCESS_FS_READ_DIR : LANDLOCK_ACCESS_FS_READ_FILE) & ~obj;
+		*out = need ? SBX_LL_DENY : SBX_LL_ALLOW;
+		break;
+	case SBX_ACC_EXEC:
+		need = LANDLOCK_ACCESS_FS_EXECUTE | (dir ? 0 : LANDLOCK_ACCESS_FS_READ_FILE);
+		need &= ~obj;
+		*out = need ? SBX_LL_DENY : SBX_LL_ALLOW;
+		break;
+	case SBX_ACC_WRITE: {
+		/* the entry's own write, then making or removing it in its directory */
+		uint64_t want_obj = dir ? 0 : (LANDLOCK_ACCESS_FS_WRITE_FILE |
+					       LANDLOCK_ACCESS_FS_TRUNCATE);
+		uint64_t want_par = dir ? (LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR) :
+				    exists ? (LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_REMOVE_FILE) :
+				    LANDLOCK_ACCESS_FS_MAKE_REG;
+
+		want_obj &= plan->handled;
+		want_par &= plan->handled;
+		need = (want_obj & ~obj) | (want_par & ~par);
+		*out = !need ? SBX_LL_ALLOW : need == (want_obj | want_par) ? SBX_LL_DENY :
+		       SBX_LL_PARTIAL;
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	if (lacking)
+		*lacking = need;
+	return 0;
+}
