@@ -227,4 +227,36 @@ static __always_inline void sbx_count_verdict(__u8 v)
 		sbx_stat_inc(SBX_STAT_AUDIT);
 }
 
+/*
+ * The event of a cgroup sock_addr program that refuses or audits a
+ * destination (dns.bpf.c's loopback listener, inbound.bpf.c's outside
+ * client). Those programs have no task storage, so the event is a ring
+ * buffer reservation. flag says which check it was (SBX_EVF_LOOPBACK,
+ * SBX_EVF_INBOUND). Returns the program's answer: 1 lets the connect or
+ * send go on, 0 refuses it; a dropped event changes neither.
+ */
+static __always_inline int sbx_sock_addr_event(const struct sbx_session *s, __u64 cgid,
+					       __u16 op, __u32 flag, const struct sbx_dest *d,
+					       __u8 v, __u32 rule)
+{
+	struct sbx_event *e;
+	int ret = v >= SBX_V_ASK ? -EPERM : 0;
+
+	sbx_count_verdict(v);
+	e = bpf_ringbuf_reserve(&sbx_events, sizeof(*e), 0);
+	if (!e) {
+		sbx_stat_inc(SBX_STAT_EVENT_DROPS);
+		return ret ? 0 : 1;
+	}
+	sbx_event_fill(e, s, cgid, op, v, rule, ret);
+	e->family = d->family;
+	e->flags = (d->family == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4) | flag;
+	e->port = d->port;
+	e->proto = d->proto;
+	__builtin_memcpy(e->addr, d->addr, 16);
+	bpf_ringbuf_submit(e, 0);
+	sbx_stat_inc(SBX_STAT_EVENTS);
+	return ret ? 0 : 1;
+}
+
 #endif /* SBX_COMMON_H */
