@@ -22,8 +22,8 @@
  * any other IPv6 destination to [::1] and the session's IPv6 ports
  * (udpv6_sendmsg refuses a program that turns a send into a v4-mapped one).
  *
- * The same programs decide loopback on the listener (issue 12): a local
- * proxy, an `ssh -D` port, a database or a forwarding resolver that a
+ * The same programs decide loopback on the listener, because a loopback
+ * destination is only as safe as whoever listens there: a local proxy, an `ssh -D` port, a database or a forwarding resolver that a
  * process outside the session serves acts for whoever connects, like a
  * unix socket's listener. The LSM hooks cannot find the listener; these
  * programs can (bpf_sk_lookup_tcp/udp). They run after the LSM hook has
