@@ -9,6 +9,7 @@
 #define SBX_STORAGE_H
 
 #include "sbx_maps.h"
+#include "sbx_values.h"
 
 /* listeners the daemon vouches for or hides (see enum sbx_listener_flags) */
 SBX_MAP struct {
@@ -31,21 +32,6 @@ SBX_MAP struct {
  * count (odd while the entry is being written), so that a reader never
  * takes half of one destination and half of another for a match.
  */
-struct sbx_dcache {
-	__u32 gen;
-	__u32 _pad;
-	__u64 cgid;
-	__u64 epoch;		/* the one its map trusts (see sbx_dcache_hit) */
-	__u64 expires_ns;	/* CLOCK_BOOTTIME; ~0: no learned address */
-	union {			/* 8-aligned: compared as two words */
-		__u8  addr[16];
-		__u64 w[2];
-	};
-	__u16 port;
-	__u8  family;
-	__u8  proto;
-};
-
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -113,17 +99,6 @@ SBX_MAP struct {
  * set is unchanged (daemon_epoch). Inodes with several links are never
  * cached: another name may decide differently.
  */
-struct sbx_vcache {
-	__u32 policy_id;
-	__u8  valid;			/* SBX_ACCBIT()s that are filled in */
-	__u8  v[SBX_ACC_MAX];
-	__u32 rule[SBX_ACC_MAX];
-	__u32 _pad;
-	__u64 mnt;
-	__u64 rename_epoch;
-	__u64 daemon_epoch;
-};
-
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

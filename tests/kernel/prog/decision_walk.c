@@ -12,19 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "bpf/sbx_values.h"
 #include "prog_tests.h"
-
-/* sbx_storage.h's, which only the BPF side includes */
-struct sbx_vcache {
-	__u32 policy_id;
-	__u8  valid;
-	__u8  v[SBX_ACC_MAX];
-	__u32 rule[SBX_ACC_MAX];
-	__u32 _pad;
-	__u64 mnt;
-	__u64 rename_epoch;
-	__u64 daemon_epoch;
-};
 
 #define DIR_ "/tmp/sbx-prog-walk"
 #define POLICY 7

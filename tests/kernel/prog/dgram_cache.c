@@ -13,20 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "bpf/sbx_values.h"
 #include "prog_tests.h"
-
-/* sbx_storage.h's, which only the BPF side includes */
-struct sbx_dcache {
-	__u32 gen;
-	__u32 _pad;
-	__u64 cgid;
-	__u64 epoch;
-	__u64 expires_ns;
-	__u8  addr[16];
-	__u16 port;
-	__u8  family;
-	__u8  proto;
-};
 
 #define POLICY 9
 #define PORT_OK 47001
