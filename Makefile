@@ -274,6 +274,15 @@ demo: all
 $(BUILD) $(BUILD)/bpf:
 	@mkdir -p $@
 
+# ---- per-program kernel tests (tests/kernel/prog, run by t_prog.sh) -------
+# one program of the linked object loaded with its maps, the real syscall,
+# the verdict and the maps asserted; built beside the kernel suite's helpers
+PROG_TEST_SRCS := $(sort $(wildcard tests/kernel/prog/*.c))
+$(BUILD)/prog-tests: $(PROG_TEST_SRCS) tests/kernel/prog/prog_tests.h bpf/bpfsbx.h $(BUILD)/bpfsbx.skel.h
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -I tests/kernel/prog -o $@ $(PROG_TEST_SRCS) $(BIN_LIBS)
+test vmtest: $(BUILD)/prog-tests
+
 # ---- install ----------------------------------------------------------------
 
 # Every file install puts in place is in INSTALLED; uninstall removes

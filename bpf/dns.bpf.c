@@ -22,8 +22,8 @@
  * any other IPv6 destination to [::1] and the session's IPv6 ports
  * (udpv6_sendmsg refuses a program that turns a send into a v4-mapped one).
  *
- * The same programs decide loopback on the listener (issue 12): a local
- * proxy, an `ssh -D` port, a database or a forwarding resolver that a
+ * The same programs decide loopback on the listener, because a loopback
+ * destination is only as safe as whoever listens there: a local proxy, an `ssh -D` port, a database or a forwarding resolver that a
  * process outside the session serves acts for whoever connects, like a
  * unix socket's listener. The LSM hooks cannot find the listener; these
  * programs can (bpf_sk_lookup_tcp/udp). They run after the LSM hook has
@@ -167,25 +167,7 @@ static __always_inline bool sbx_port_named(const struct sbx_session *s, const st
 static __always_inline int sbx_lo_refuse(struct bpf_sock_addr *ctx, const struct sbx_session *s,
 					 __u64 cgid, const struct sbx_lo *d, __u8 v, __u32 rule)
 {
-	struct sbx_event *e;
-	int ret = v >= SBX_V_ASK ? -EPERM : 0;
-
-	sbx_count_verdict(v);
-	/* no task storage here (the LSM hooks' scratch): the ring buffer's */
-	e = bpf_ringbuf_reserve(&sbx_events, sizeof(*e), 0);
-	if (!e) {
-		sbx_stat_inc(SBX_STAT_EVENT_DROPS);
-		return ret ? 0 : 1;
-	}
-	sbx_event_fill(e, s, cgid, d->op, v, rule, ret);
-	e->family = d->dest.family;
-	e->flags = (d->dest.family == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4) | SBX_EVF_LOOPBACK;
-	e->port = d->dest.port;
-	e->proto = d->dest.proto;
-	__builtin_memcpy(e->addr, d->dest.addr, 16);
-	bpf_ringbuf_submit(e, 0);
-	sbx_stat_inc(SBX_STAT_EVENTS);
-	return ret ? 0 : 1;
+	return sbx_sock_addr_event(s, cgid, d->op, SBX_EVF_LOOPBACK, &d->dest, v, rule);
 }
 
 /*

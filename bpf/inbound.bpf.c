@@ -39,28 +39,14 @@
 #define SBX_PROTO_TCP		6
 #define SBX_PROTO_UDP		17
 
+/* s is NULL for a client outside every session */
 static __always_inline int sbx_in_refuse(const struct sbx_session *s, __u64 cgid,
 					 const struct sbx_dest *d, __u8 v, __u32 rule)
 {
 	struct sbx_session none = {};
-	struct sbx_event *e;
-	int ret = v >= SBX_V_ASK ? -EPERM : 0;
 
-	sbx_count_verdict(v);
-	e = bpf_ringbuf_reserve(&sbx_events, sizeof(*e), 0);
-	if (!e) {
-		sbx_stat_inc(SBX_STAT_EVENT_DROPS);
-		return ret ? 0 : 1;
-	}
-	sbx_event_fill(e, s ? s : &none, cgid, SBX_OP_INBOUND, v, rule, ret);
-	e->family = d->family;
-	e->flags = (d->family == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4) | SBX_EVF_INBOUND;
-	e->port = d->port;
-	e->proto = d->proto;
-	__builtin_memcpy(e->addr, d->addr, 16);
-	bpf_ringbuf_submit(e, 0);
-	sbx_stat_inc(SBX_STAT_EVENTS);
-	return ret ? 0 : 1;
+	return sbx_sock_addr_event(s ? s : &none, cgid, SBX_OP_INBOUND, SBX_EVF_INBOUND, d, v,
+				   rule);
 }
 
 /* 1 lets the connect or send go on, 0 refuses it */

@@ -80,115 +80,51 @@ static __always_inline int sbx_ipc_check(struct kern_ipc_perm *perm)
 	return -EPERM;
 }
 
-SEC("lsm/msg_queue_alloc_security")
-int BPF_PROG(sbx_msq_alloc, struct kern_ipc_perm *perm, int ret)
-{
-	return ret ?: sbx_ipc_alloc(perm);
-}
+/* one program per hook: a program's name says which use it saw (bpftool
+ * prog, the verifier budgets); ... are the hook's arguments after perm */
+#define SBX_IPC_ALLOC(hook, name)					\
+	SEC("lsm/" #hook)						\
+	int BPF_PROG(name, struct kern_ipc_perm *perm, int ret)		\
+	{								\
+		return ret ?: sbx_ipc_alloc(perm);			\
+	}
+#define SBX_IPC_FREE(hook, name)					\
+	SEC("lsm/" #hook)						\
+	int BPF_PROG(name, struct kern_ipc_perm *perm)			\
+	{								\
+		sbx_ipc_forget(&sbx_ipc_owner, perm);			\
+		return 0;						\
+	}
+#define SBX_IPC_CHECK(hook, name, ...)					\
+	SEC("lsm/" #hook)						\
+	int BPF_PROG(name, struct kern_ipc_perm *perm, __VA_ARGS__, int ret)	\
+	{								\
+		return ret ?: sbx_ipc_check(perm);			\
+	}
 
-SEC("lsm/sem_alloc_security")
-int BPF_PROG(sbx_sem_alloc, struct kern_ipc_perm *perm, int ret)
-{
-	return ret ?: sbx_ipc_alloc(perm);
-}
-
-SEC("lsm/shm_alloc_security")
-int BPF_PROG(sbx_shm_alloc, struct kern_ipc_perm *perm, int ret)
-{
-	return ret ?: sbx_ipc_alloc(perm);
-}
+SBX_IPC_ALLOC(msg_queue_alloc_security, sbx_msq_alloc)
+SBX_IPC_ALLOC(sem_alloc_security, sbx_sem_alloc)
+SBX_IPC_ALLOC(shm_alloc_security, sbx_shm_alloc)
 
 /* freed after an RCU grace period: the address is not reused before */
-SEC("lsm/msg_queue_free_security")
-int BPF_PROG(sbx_msq_free, struct kern_ipc_perm *perm)
-{
-	sbx_ipc_forget(&sbx_ipc_owner, perm);
-	return 0;
-}
+SBX_IPC_FREE(msg_queue_free_security, sbx_msq_free)
+SBX_IPC_FREE(sem_free_security, sbx_sem_free)
+SBX_IPC_FREE(shm_free_security, sbx_shm_free)
 
-SEC("lsm/sem_free_security")
-int BPF_PROG(sbx_sem_free, struct kern_ipc_perm *perm)
-{
-	sbx_ipc_forget(&sbx_ipc_owner, perm);
-	return 0;
-}
-
-SEC("lsm/shm_free_security")
-int BPF_PROG(sbx_shm_free, struct kern_ipc_perm *perm)
-{
-	sbx_ipc_forget(&sbx_ipc_owner, perm);
-	return 0;
-}
-
-SEC("lsm/ipc_permission")
-int BPF_PROG(sbx_ipc_permission, struct kern_ipc_perm *perm, short flag, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/msg_queue_associate")
-int BPF_PROG(sbx_msq_associate, struct kern_ipc_perm *perm, int flg, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/msg_queue_msgctl")
-int BPF_PROG(sbx_msq_msgctl, struct kern_ipc_perm *perm, int cmd, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/msg_queue_msgsnd")
-int BPF_PROG(sbx_msq_msgsnd, struct kern_ipc_perm *perm, struct msg_msg *msg, int flg, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
+SBX_IPC_CHECK(ipc_permission, sbx_ipc_permission, short flag)
+SBX_IPC_CHECK(msg_queue_associate, sbx_msq_associate, int flg)
+SBX_IPC_CHECK(msg_queue_msgctl, sbx_msq_msgctl, int cmd)
+SBX_IPC_CHECK(msg_queue_msgsnd, sbx_msq_msgsnd, struct msg_msg *msg, int flg)
 /* also run by a sender for each receiver it hands a message to: decided
  * on the task that runs it, as every hook here */
-SEC("lsm/msg_queue_msgrcv")
-int BPF_PROG(sbx_msq_msgrcv, struct kern_ipc_perm *perm, struct msg_msg *msg,
-	     struct task_struct *target, long type, int mode, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/sem_associate")
-int BPF_PROG(sbx_sem_associate, struct kern_ipc_perm *perm, int flg, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/sem_semctl")
-int BPF_PROG(sbx_sem_semctl, struct kern_ipc_perm *perm, int cmd, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/sem_semop")
-int BPF_PROG(sbx_sem_semop, struct kern_ipc_perm *perm, struct sembuf *sops, unsigned int nsops,
-	     int alter, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/shm_associate")
-int BPF_PROG(sbx_shm_associate, struct kern_ipc_perm *perm, int flg, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/shm_shmctl")
-int BPF_PROG(sbx_shm_shmctl, struct kern_ipc_perm *perm, int cmd, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
-
-SEC("lsm/shm_shmat")
-int BPF_PROG(sbx_shm_shmat, struct kern_ipc_perm *perm, char *shmaddr, int flg, int ret)
-{
-	return ret ?: sbx_ipc_check(perm);
-}
+SBX_IPC_CHECK(msg_queue_msgrcv, sbx_msq_msgrcv, struct msg_msg *msg, struct task_struct *target,
+	      long type, int mode)
+SBX_IPC_CHECK(sem_associate, sbx_sem_associate, int flg)
+SBX_IPC_CHECK(sem_semctl, sbx_sem_semctl, int cmd)
+SBX_IPC_CHECK(sem_semop, sbx_sem_semop, struct sembuf *sops, unsigned int nsops, int alter)
+SBX_IPC_CHECK(shm_associate, sbx_shm_associate, int flg)
+SBX_IPC_CHECK(shm_shmctl, sbx_shm_shmctl, int cmd)
+SBX_IPC_CHECK(shm_shmat, sbx_shm_shmat, char *shmaddr, int flg)
 
 /* ---- named FIFOs and POSIX message queues ---------------------------------- */
 

@@ -526,15 +526,31 @@ static __always_inline struct unix_sock *sbx_unix_sk(struct sock *sk)
 	return (void *)sk;	/* struct sock is its first member */
 }
 
+/*
+ * The event of a unix connect or send that was decided on its listener
+ * (other), whichever side the session is on: counted, begun in the task's
+ * scratch, and the listener named. NULL: no scratch (the drop is counted).
+ */
+static __always_inline struct sbx_event *sbx_peer_event(struct sbx_session *s, __u64 cgid,
+							__u16 op, struct sock *other, __u8 v,
+							__u32 rule, int ret)
+{
+	struct sbx_event *e;
+
+	sbx_count_verdict(v);
+	e = sbx_event_begin(s, cgid, op, v, rule, ret);
+	if (e)
+		sbx_event_peer(e, other);
+	return e;
+}
+
 static __always_inline int sbx_refuse_peer(struct sbx_session *s, __u64 cgid, struct sock *other,
 					   __u32 rule)
 {
 	struct sbx_event *e;
 
-	sbx_count_verdict(SBX_V_DENY);
-	e = sbx_event_begin(s, cgid, SBX_OP_UNIX_CONNECT, SBX_V_DENY, rule, -EPERM);
+	e = sbx_peer_event(s, cgid, SBX_OP_UNIX_CONNECT, other, SBX_V_DENY, rule, -EPERM);
 	if (e) {
-		sbx_event_peer(e, other);
 		sbx_event_describe(0, 0);
 		sbx_event_send(e);
 	}
@@ -692,14 +708,12 @@ static __always_inline int sbx_abstract_check(struct sbx_session *s, __u64 cgid,
 		return 0;
 
 	ret = sbx_verdict_ret(v);
-	sbx_count_verdict(v);
-	e = sbx_event_begin(s, cgid, SBX_OP_UNIX_CONNECT, v, rule, ret);
+	e = sbx_peer_event(s, cgid, SBX_OP_UNIX_CONNECT, other, v, rule, ret);
 	if (!e)
 		return ret;
 	e->access = SBX_ACC_CONNECT;
-	e->flags = SBX_EVF_ABSTRACT;
+	e->flags |= SBX_EVF_ABSTRACT;
 	e->name_hash = a.h;
-	sbx_event_peer(e, other);
 	/* the raw name, right-aligned like a path; it may hold any byte */
 	e->path_off = (SBX_EVENT_PATH_MAX - 1 - n) & (SBX_EVENT_PATH_MAX - 1);
 	bpf_probe_read_kernel(&e->path[e->path_off & 511], n & 127, sc->name);
@@ -791,13 +805,11 @@ static __always_inline int sbx_unix_inbound(struct sock *other)
 	if (v <= SBX_V_ALLOW)
 		return 0;
 	ret = sbx_verdict_ret(v);
-	sbx_count_verdict(v);
-	e = sbx_event_begin(s, cgid, SBX_OP_INBOUND, v, rule, ret);
+	e = sbx_peer_event(s, cgid, SBX_OP_INBOUND, other, v, rule, ret);
 	if (!e)
 		return ret;
 	e->family = AF_UNIX;
-	e->flags = SBX_EVF_INBOUND;
-	sbx_event_peer(e, other);
+	e->flags |= SBX_EVF_INBOUND;
 	d = BPF_CORE_READ(u, path.dentry);
 	if (d)
 		e->flags |= SBX_EVF_FILE;	/* the socket's path (abstract: none) */

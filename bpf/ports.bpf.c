@@ -18,8 +18,9 @@
  * the cgroup program reads it before its lookup, so a lookup that saw the
  * old state stored an epoch that is already past. These run for every
  * process, in or out of a session; they cost a bump per socket event,
- * never per datagram. The kernel has no LSM hook for an autobind or for a
- * socket leaving its port (issue 17).
+ * never per datagram. They are tracing programs on kernel functions, not
+ * LSM hooks, because the kernel has no LSM hook for an autobind or for a
+ * socket leaving its port (a close, a disconnect).
  *
  * The same places see a socket bound to a device take a port, or a socket
  * holding a port get bound to a device: the listener lookup of dns.bpf.c
