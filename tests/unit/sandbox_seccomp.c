@@ -30,13 +30,6 @@
 #include "user/sandbox/seccomp.h"
 #include "tests/unit/unit.h"
 
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL	0x0008U
-#endif
-#ifndef MFD_EXEC
-#define MFD_EXEC	0x0010U
-#endif
-
 extern char **environ;
 
 struct outcome {
@@ -314,62 +307,55 @@ static long t_open(void)
 	return fd < 0 ? -1 : 0;
 }
 
+/* 0 if the child pid exits with status want */
+static long exited_with(pid_t pid, int want)
+{
+	int st;
+
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == want ? 0 : (errno = ECHILD, -1);
+}
+
 static long t_fork(void)
 {
 	pid_t pid = fork();
-	int st;
 
 	if (pid == 0)
 		_exit(7);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 7 ? 0 : (errno = ECHILD, -1);
+	return exited_with(pid, 7);
 }
 
-static long t_exec_true(void)
+/* /bin/true in a child, by execve or by execveat(AT_FDCWD, path, 0) */
+static long exec_true(bool at)
 {
 	pid_t pid = fork();
-	int st;
 
 	if (pid == 0) {
 		char *argv[] = { "true", NULL };
 
-		execve("/bin/true", argv, environ);
+		if (at)
+			syscall(__NR_execveat, AT_FDCWD, "/bin/true", argv, environ, 0);
+		else
+			execve("/bin/true", argv, environ);
 		_exit(127);
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : (errno = ENOEXEC, -1);
+	return exited_with(pid, 0);
 }
 
-static long t_execveat_path(void)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		char *argv[] = { "true", NULL };
-
-		syscall(__NR_execveat, AT_FDCWD, "/bin/true", argv, environ, 0);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : (errno = ENOEXEC, -1);
-}
+static long t_exec_true(void) { return exec_true(false); }
+static long t_execveat_path(void) { return exec_true(true); }
 
 /* posix_spawn and pthread_create go through glibc's clone3 first */
 static long t_spawn(void)
 {
 	char *argv[] = { "true", NULL };
 	pid_t pid;
-	int st, rc = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ);
+	int rc = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ);
 
 	if (rc)
 		return errno = rc, -1;
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : (errno = ENOEXEC, -1);
+	return exited_with(pid, 0);
 }
 
 static void *thread_fn(void *arg) { return arg; }

@@ -34,13 +34,6 @@
 #include "lib/alloc.h"
 #include "user/sandbox/seccomp.h"
 
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL	0x0008U
-#endif
-#ifndef MFD_EXEC
-#define MFD_EXEC	0x0010U
-#endif
-
 /* clone's flags are its first argument, except where the stack comes
  * first (arch/Kconfig: CLONE_BACKWARDS2) */
 #if defined(__s390__) || defined(__s390x__)
@@ -165,23 +158,15 @@ static int rule_add(scmp_filter_ctx ctx, const struct never_rule *r, char **err)
 				    r->syscall);
 		return -ENOSYS;
 	}
-	switch (r->test) {
-	case ALWAYS:
+	if (r->test == ALWAYS) {
 		rc = seccomp_rule_add(ctx, action, nr, 0);
-		break;
-	case HAS_BITS:
+	} else {
+		/* every test is one masked compare: (arg & mask) == value */
+		uint64_t mask = r->test == IS_U32 ? 0xffffffffULL : r->val;
+		uint64_t value = r->test == LACKS_BITS ? 0 : r->val;
+
 		rc = seccomp_rule_add(ctx, action, nr, 1,
-				      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->val, r->val));
-		break;
-	case LACKS_BITS:
-		rc = seccomp_rule_add(ctx, action, nr, 1,
-				      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->val, 0));
-		break;
-	case IS_U32:
-	default:
-		rc = seccomp_rule_add(ctx, action, nr, 1,
-				      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, r->val));
-		break;
+				      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, mask, value));
 	}
 	if (rc < 0)
 		*err = sbx_asprintf("seccomp: cannot add the rule for %s: %s", r->syscall,

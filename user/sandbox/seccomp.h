@@ -3,6 +3,15 @@
 #define SBX_SECCOMP_H
 
 #include <stdbool.h>
+#include <sys/mman.h>
+
+/* the memfd flags of 6.3, for older headers */
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL	0x0008U
+#endif
+#ifndef MFD_EXEC
+#define MFD_EXEC	0x0010U
+#endif
 
 /*
  * The fallback tier's "never, whatever the policy" list (docs/KERNELS.md,
