@@ -156,7 +156,8 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	ROW("rename and link into another directory", abi >= 2 ? "Landlock REFER (ABI 2)" :
 	    "Landlock ABI 1: every such rename or link is refused", have(ll), NULL);
 	ROW("truncate", abi >= 3 ? "Landlock TRUNCATE (ABI 3)" : "none: Landlock ABI 3 has TRUNCATE",
-	    have(abi >= 3), abi >= 3 ? NULL : "truncate(2) of a writable path is not checked");
+	    have(abi >= 3), abi >= 3 ? NULL : "truncate(2) is not checked: a file the policy keeps "
+	    "from writing can still be emptied");
 	ROW("device ioctls", abi >= 5 ? "Landlock IOCTL_DEV (ABI 5)" :
 	    "none: Landlock ABI 5 has IOCTL_DEV", have(abi >= 5), NULL);
 	ROW("the always-protected set (.sandbox, policy files, bpffs, cgroupfs)", "Landlock",
