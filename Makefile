@@ -38,11 +38,12 @@ CPPFLAGS  += -D_GNU_SOURCE -I. -I$(BUILD) \
 # lib/sha256.c) and libldns (the resolver: user/daemon/ldns_sym.c) are
 # opened at first use (lib/dynload.c), not linked: every other start of
 # bpfsbx skips them (0.4 M instructions instead of 5.2 M)
-LIBS      := -lbpf -lelf -lz -ljansson -lyaml -lpthread -ldl
+LIBS      := -lbpf -lelf -lz -ljansson -lyaml -lseccomp -lpthread -ldl
 # bpfsbx itself takes them from their archives (the -dev packages ship
 # them): its every start, `bpfsbx run` and each agent hook included, then
-# skips the dynamic loader's work for five libraries
-BIN_LIBS  := -Wl,-Bstatic -lbpf -lelf -lz -ljansson -lyaml -Wl,-Bdynamic -lpthread -ldl
+# skips the dynamic loader's work for six libraries (libseccomp: the
+# fallback tier's filter, user/sandbox/seccomp.c)
+BIN_LIBS  := -Wl,-Bstatic -lbpf -lelf -lz -ljansson -lyaml -lseccomp -Wl,-Bdynamic -lpthread -ldl
 SANITIZE  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 ifeq ($(V),1)
@@ -367,7 +368,8 @@ $(COMPLETION): tools/completion/bpfsbx.bash.in $(BUILD)/bpfsbx
 
 DEB_BUILD := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
              libjansson-dev libyaml-dev libssl-dev libcunit1-dev pkg-config \
-             libclang-rt-14-dev libldns-dev libmicrohttpd-dev libsystemd-dev scdoc
+             libclang-rt-14-dev libldns-dev libmicrohttpd-dev libsystemd-dev scdoc \
+             libseccomp-dev
 DEB_TEST  := qemu-system-x86 busybox-static kmod cpio iproute2 bubblewrap sudo \
              python3 python3-dnslib git ca-certificates xz-utils tmux openssh-client \
              acl attr e2fsprogs socat keyutils libcap2-bin chromium curl systemd man-db logrotate prometheus

@@ -19,6 +19,7 @@
 #include "user/daemon/loop.h"
 #include "user/daemon/lsm_diag.h"
 #include "user/daemon/state.h"
+#include "user/sandbox/tier.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
@@ -264,6 +265,14 @@ static int cmd_doctor(int argc, char **argv)
 		note("daemon: not running (sudo systemctl start bpfsbx, or sudo bpfsbx daemon)");
 	note("enforcement: %s", sbx_kernel_pinned() ? "programs pinned under " SBX_PIN_DIR :
 		"not loaded");
+
+	{
+		struct sbx_tier_probe tier;
+
+		sbx_tier_probe(&tier, bpf_lsm);
+		printf("\n");
+		sbx_tier_print(stdout, &tier);
+	}
 
 	printf("\nknown limits (docs/LIMITS.md):\n%s", sbx_known_limits);
 	sbx_lsm_diag_free(&diag);

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The protection table doctor prints (user/sandbox/tier.c): on this
+ * kernel, and on a 6.1-like one (Landlock ABI 2, no MFD_NOEXEC_SEAL, no
+ * cgroup/connect_unix), each row is marked by what the kernel has. While
+ * run does not use the fallback tier, no row may say "enforced".
+ */
+#include <stdio.h>
+#include <string.h>
+#include "user/sandbox/tier.h"
+#include "tests/unit/unit.h"
+
+SBX_TEST(sandbox, tier_table_follows_the_probe)
+{
+	struct sbx_tier_probe p;
+	struct sbx_protection rows[SBX_TIER_ROWS];
+	unsigned n;
+	bool saw_memfd = false;
+
+	sbx_tier_probe(&p, false);
+	printf("    tier: %s, Landlock ABI %d, seccomp %d, memfd noexec %d, cgroup2 %d\n",
+	       sbx_tier_name(p.tier), p.landlock_abi, p.seccomp_filter, p.memfd_noexec,
+	       p.cgroup2);
+	CU_ASSERT_NOT_EQUAL(p.tier, SBX_TIER_BPF_LSM);
+	n = sbx_tier_protections(&p, rows, SBX_TIER_ROWS);
+	CU_ASSERT(n > 10 && n <= SBX_TIER_ROWS);
+	for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
+		/* never "enforced" while run does not use the tier */
+		CU_ASSERT(SBX_FALLBACK_WIRED || rows[i].state != SBX_PROT_ENFORCED);
+		if (!strcmp(rows[i].what, "memfd exec")) {
+			saw_memfd = true;
+			CU_ASSERT_EQUAL(rows[i].state == SBX_PROT_NOT_ENFORCED,
+					!p.memfd_noexec || !p.seccomp_filter);
+		}
+	}
+	CU_ASSERT(saw_memfd);
+
+	/* a 6.1-like kernel: Landlock ABI 2, no MFD_NOEXEC_SEAL, no connect_unix */
+	p.landlock_abi = 2;
+	p.memfd_noexec = false;
+	p.connect_unix = false;
+	p.seccomp_filter = true;
+	p.cgroup2 = true;
+	n = sbx_tier_protections(&p, rows, SBX_TIER_ROWS);
+	for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
+		bool off = rows[i].state == SBX_PROT_NOT_ENFORCED;
+		bool want_off = !strcmp(rows[i].what, "memfd exec") ||
+			!strcmp(rows[i].what, "truncate") || !strcmp(rows[i].what, "device ioctls") ||
+			!strncmp(rows[i].what, "signals", 7) || !strncmp(rows[i].what, "unix", 4) ||
+			!strcmp(rows[i].what, "events for file and exec denials") ||
+			!strcmp(rows[i].what, "events for the never-list");
+
+		if (off != want_off)
+			printf("    tier: at ABI 2, \"%s\" is %s\n", rows[i].what,
+			       sbx_prot_state_name(rows[i].state));
+		CU_ASSERT_EQUAL(off, want_off);
+	}
+}

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tier.c - which tier this kernel allows, and the fallback tier's
+ * protections on it, each with the mechanism it rests on. Every row is
+ * decided by a probe of the running kernel (a syscall, securityfs, the
+ * mount table) or, where no probe is possible without privilege
+ * (cgroup/connect_unix), by the kernel version that brought it.
+ */
+#include <errno.h>
+#include <linux/landlock.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "lib/fileio.h"
+#include "user/sandbox/seccomp.h"
+#include "user/sandbox/tier.h"
+
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION	(1U << 0)
+#endif
+
+static int landlock_abi(int *err)
+{
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0,
+			   LANDLOCK_CREATE_RULESET_VERSION);
+
+	*err = abi < 0 ? errno : 0;
+	return abi < 0 ? 0 : (int)abi;
+}
+
+static bool word_in_list(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',') {
+		if (!strncmp(p, word, n) && (p[n] == ',' || p[n] == '\n' || !p[n]))
+			return true;
+	}
+	return false;
+}
+
+static bool cgroup2_mounted(void)
+{
+	FILE *f = fopen("/proc/self/mounts", "re");
+	char type[64];
+	bool found = false;
+
+	while (f && !found && fscanf(f, "%*s %*s %63s %*[^\n]", type) == 1)
+		found = !strcmp(type, "cgroup2");
+	if (f)
+		fclose(f);
+	return found;
+}
+
+void sbx_tier_probe(struct sbx_tier_probe *p, bool bpf_lsm_ok)
+{
+	struct utsname u;
+	char *lsm = NULL, *err = NULL;
+
+	memset(p, 0, sizeof(*p));
+	if (uname(&u) == 0)
+		sscanf(u.release, "%u.%u", &p->kmajor, &p->kminor);
+	p->landlock_abi = landlock_abi(&p->landlock_errno);
+	if (sbx_read_file("/sys/kernel/security/lsm", 4096, &lsm, NULL) == 0) {
+		p->lsm_read = true;
+		p->bpf_listed = word_in_list(lsm, "bpf");
+	}
+	free(lsm);
+	p->bpf_lsm_ok = bpf_lsm_ok;
+	p->seccomp = sbx_seccomp_available();
+	p->seccomp_filter = p->seccomp && sbx_seccomp_check(0, &err) == 0;
+	free(err);
+	p->memfd_noexec = sbx_memfd_noexec_known();
+	p->cgroup2 = cgroup2_mounted();
+	p->connect_unix = p->kmajor > 6 || (p->kmajor == 6 && p->kminor >= 7);
+	if (bpf_lsm_ok)
+		p->tier = SBX_TIER_BPF_LSM;
+	else if (p->landlock_abi >= 1 && p->seccomp_filter && p->cgroup2)
+		p->tier = SBX_TIER_LANDLOCK;
+	else
+		p->tier = SBX_TIER_NONE;
+}
+
+const char *sbx_tier_name(enum sbx_tier t)
+{
+	return t == SBX_TIER_BPF_LSM ? "bpf-lsm" : t == SBX_TIER_LANDLOCK ? "landlock" : "none";
+}
+
+const char *sbx_prot_state_name(enum sbx_prot_state s)
+{
+	switch (s) {
+	case SBX_PROT_ENFORCED:
+		return "enforced";
+	case SBX_PROT_AVAILABLE:
+		return "available";
+	case SBX_PROT_PARTIAL:
+		return "partly";
+	case SBX_PROT_NOT_ENFORCED:
+	default:
+		return "NOT enforced";
+	}
+}
+
+/* the kernel has the mechanism: enforced once the tier is wired */
+static enum sbx_prot_state have(bool yes)
+{
+	if (!yes)
+		return SBX_PROT_NOT_ENFORCED;
+	return SBX_FALLBACK_WIRED ? SBX_PROT_ENFORCED : SBX_PROT_AVAILABLE;
+}
+
+#define ROW(w, m, s, n) do {							\
+		if (k < max)							\
+			rows[k] = (struct sbx_protection){ (w), (m), (s), (n) };	\
+		k++;								\
+	} while (0)
+
+unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protection *rows,
+			      unsigned max)
+{
+	bool sc = p->seccomp_filter, ll = p->landlock_abi >= 1;
+	int abi = p->landlock_abi;
+	unsigned k = 0;
+
+	/* the never-list */
+	ROW("bpf()", "seccomp: EPERM", have(sc), NULL);
+	ROW("perf_event_open", "seccomp: EPERM", have(sc), NULL);
+	ROW("kernel modules, kexec", "seccomp: EPERM", have(sc), NULL);
+	ROW("ptrace, process_vm_*, pidfd_getfd, /proc/PID/mem of outside processes",
+	    "seccomp: EPERM for every target; Landlock's ptrace scope for /proc/PID/*",
+	    have(sc && ll), "inside the session too: no debugger or strace runs in a session");
+	ROW("mounts, pivot_root, chroot", "seccomp: EPERM", have(sc), NULL);
+	ROW("new user namespaces, setns", "seccomp: EPERM; clone3 ENOSYS (libc falls back to clone)",
+	    have(sc), NULL);
+	ROW("TIOCSTI, TIOCLINUX", "seccomp: EPERM", have(sc), NULL);
+	ROW("descriptor owners (F_SETOWN, F_SETOWN_EX, F_SETSIG, FIOSETOWN, SIOCSPGRP)",
+	    "seccomp: EPERM for every owner", have(sc), "inside the session too");
+	if (p->memfd_noexec)
+		ROW("memfd exec", "seccomp: memfd_create without MFD_NOEXEC_SEAL; execveat(AT_EMPTY_PATH)",
+		    have(sc), NULL);
+	else
+		ROW("memfd exec", "seccomp: execveat(AT_EMPTY_PATH) only", SBX_PROT_NOT_ENFORCED,
+		    "before 6.3 every memfd is executable and Landlock does not check it: "
+		    "execve(\"/proc/self/fd/N\") stays open");
+	ROW("setuid and file-capability programs", "no_new_privs", have(true), NULL);
+	ROW("io_uring (unless the policy allows it)", "seccomp: EPERM", have(sc), NULL);
+	ROW("signals to processes outside the session", abi >= 6 ? "Landlock signal scope (ABI 6)" :
+	    "none: Landlock ABI 6 has the signal scope", have(abi >= 6), NULL);
+
+	/* files and exec */
+	ROW("file reads and writes by path", "Landlock", have(ll), NULL);
+	ROW("exec by path", "Landlock EXECUTE", have(ll), NULL);
+	ROW("rename and link into another directory", abi >= 2 ? "Landlock REFER (ABI 2)" :
+	    "Landlock ABI 1: every such rename or link is refused", have(ll), NULL);
+	ROW("truncate", abi >= 3 ? "Landlock TRUNCATE (ABI 3)" : "none: Landlock ABI 3 has TRUNCATE",
+	    have(abi >= 3), abi >= 3 ? NULL : "truncate(2) is not checked: a file the policy keeps "
+	    "from writing can still be emptied");
+	ROW("device ioctls", abi >= 5 ? "Landlock IOCTL_DEV (ABI 5)" :
+	    "none: Landlock ABI 5 has IOCTL_DEV", have(abi >= 5), NULL);
+	ROW("the always-protected set (.sandbox, policy files, bpffs, cgroupfs)", "Landlock",
+	    have(ll), NULL);
+
+	/* network */
+	ROW("IP connects and sends, DNS redirect, socket families",
+	    "cgroup/connect4/6, sendmsg4/6, sock_create", have(p->cgroup2), NULL);
+	if (p->connect_unix)
+		ROW("unix sockets, by listener", "cgroup/connect_unix, sendmsg_unix (6.7)",
+		    have(p->cgroup2), NULL);
+	else if (abi >= 6)
+		ROW("unix sockets, by listener", "Landlock abstract-socket scope (ABI 6)",
+		    ll ? SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED,
+		    "pathname sockets outside the session stay open below 6.7");
+	else
+		ROW("unix sockets, by listener", "none: cgroup/connect_unix is 6.7, the "
+		    "Landlock scope ABI 6", SBX_PROT_NOT_ENFORCED, NULL);
+
+	/* events */
+	ROW("events for network denials", "the cgroup programs", have(p->cgroup2), NULL);
+	ROW("events for file and exec denials", abi >= 7 ? "Landlock audit records (ABI 7)" :
+	    "none: Landlock audit is ABI 7", have(abi >= 7),
+	    abi >= 7 ? NULL : "silent in the kernel: only the connectors report them");
+	ROW("events for the never-list", "none: seccomp's EPERM is silent", SBX_PROT_NOT_ENFORCED,
+	    "refused, but no event");
+	return k;
+}
+
+void sbx_tier_print(FILE *f, const struct sbx_tier_probe *p)
+{
+	struct sbx_protection rows[SBX_TIER_ROWS];
+	unsigned n = sbx_tier_protections(p, rows, SBX_TIER_ROWS);
+
+	fprintf(f, "tier: %s (Landlock ABI %d%s; BPF-LSM %s)\n", sbx_tier_name(p->tier),
+		p->landlock_abi, p->landlock_abi ? "" : p->landlock_errno == EOPNOTSUPP ?
+		": built but disabled at boot" : ": not built", p->bpf_lsm_ok ? "active" :
+		p->bpf_listed ? "listed but refused here" : "not active");
+	if (p->tier == SBX_TIER_BPF_LSM)
+		fprintf(f, "the fallback tier's protections, were BPF-LSM off:\n");
+	else if (!SBX_FALLBACK_WIRED)
+		fprintf(f, "the fallback tier (Landlock + cgroup-BPF + seccomp) is not used by run "
+			"yet (issue 30), so run refuses here; \"available\" means this kernel "
+			"has the mechanism:\n");
+	else
+		fprintf(f, "the fallback tier's protections on this kernel:\n");
+	for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
+		fprintf(f, "  %-12s %s\n  %12s   %s\n", sbx_prot_state_name(rows[i].state),
+			rows[i].what, "", rows[i].mechanism);
+		if (rows[i].note)
+			fprintf(f, "  %12s   (%s)\n", "", rows[i].note);
+	}
+}
