@@ -75,8 +75,11 @@ void sbx_request_view(const json_t *rec, struct sbx_request *r)
 		json_object_get(proc, "cmdline") : NULL;
 
 	r->path = sbx_json_str(obj, "path");
-	r->access = r->kind == SBX_REQ_EXEC ? SBX_ACC_EXEC : sbx_access_parse(sbx_json_str(obj, "access"));
-	if (r->access < 0)
+	r->access = sbx_access_parse(sbx_json_str(obj, "access"));
+	r->has_access = r->access >= 0;
+	if (r->kind == SBX_REQ_EXEC)
+		r->access = SBX_ACC_EXEC;
+	else if (r->access < 0)
 		r->access = SBX_ACC_READ;
 	r->op = sbx_json_str(obj, "op");
 	r->has_ident = json_is_integer(json_object_get(obj, "dev")) &&
@@ -99,6 +102,7 @@ void sbx_request_view(const json_t *rec, struct sbx_request *r)
 	r->host = sbx_json_str(obj, "host");
 	r->learned = sbx_json_str(obj, "name");
 	r->port = (int)num(obj, "port", 0);
+	r->has_port = json_is_integer(json_object_get(obj, "port"));
 	r->command = sbx_json_str(obj, "command");
 	r->cwd = sbx_json_str(obj, "cwd");
 
@@ -149,6 +153,8 @@ void sbx_request_init(struct sbx_request *r, enum sbx_req_kind kind)
 	r->process.pid = -1;
 	r->process.uid = -1;
 	r->access = kind == SBX_REQ_EXEC ? SBX_ACC_EXEC : SBX_ACC_READ;
+	r->has_access = kind == SBX_REQ_FILE || kind == SBX_REQ_EXEC || kind == SBX_REQ_ACCESS_PATH;
+	r->has_port = kind == SBX_REQ_NET;
 	r->nlink = -1;
 	r->rule.id = -1;
 }
@@ -228,9 +234,7 @@ static json_t *encode_process(const struct sbx_request *r)
 		put_int(p, "pid", r->process.pid);
 	if (r->process.uid >= 0)
 		put_int(p, "uid", r->process.uid);
-	/* as the kernel gave it: a comm is bytes, and shown escaped */
-	if (r->process.comm)
-		json_object_set_new(p, "comm", json_string_nocheck(r->process.comm));
+	put_str(p, "comm", r->process.comm);
 	if (r->process.pid >= 0) {
 		put_str_or_null(p, "exe", r->process.exe);
 		json_object_set_new(p, "cmdline", r->process.cmdline ?
@@ -256,7 +260,8 @@ static json_t *encode_object(const struct sbx_request *r)
 	case SBX_REQ_EXEC:
 	case SBX_REQ_ACCESS_PATH:
 		put_str(o, "path", r->path);
-		json_object_set_new(o, "access", json_string(sbx_access_name(r->access)));
+		if (r->has_access)
+			json_object_set_new(o, "access", json_string(sbx_access_name(r->access)));
 		put_str(o, "op", r->op);
 		if (r->has_ident) {
 			put_int(o, "dev", r->dev);
@@ -280,13 +285,15 @@ static json_t *encode_object(const struct sbx_request *r)
 	case SBX_REQ_NET:
 		put_str(o, "family", r->family);
 		put_str(o, "addr", r->addr);
-		put_int(o, "port", r->port);
+		if (r->has_port)
+			put_int(o, "port", r->port);
 		put_str(o, "proto", r->proto);
 		put_str(o, "name", r->learned);
 		break;
 	case SBX_REQ_ACCESS_HOST:
 		put_str(o, "host", r->host);
-		put_int(o, "port", r->port);
+		if (r->has_port)
+			put_int(o, "port", r->port);
 		break;
 	case SBX_REQ_HOST:
 		put_str(o, "host", r->host);

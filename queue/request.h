@@ -51,6 +51,7 @@ struct sbx_request {
 	/* FILE, EXEC, ACCESS_PATH */
 	const char *path;
 	int access;			/* enum sbx_access */
+	bool has_access;		/* the record names it (exec need not) */
 	const char *op;
 	bool has_ident;			/* dev and ino as the kernel saw the object */
 	uint32_t dev;
@@ -66,6 +67,7 @@ struct sbx_request {
 	const char *addr, *family, *proto, *host;
 	const char *learned;		/* NET: the name the address was resolved from */
 	int port;
+	bool has_port;			/* the record names it (NET always) */
 	/* COMMAND */
 	const char *command, *cwd;
 
@@ -109,8 +111,8 @@ void sbx_request_init(struct sbx_request *r, enum sbx_req_kind kind);
  * The record of r (docs/QUEUE.md), or NULL when out of memory. Only what
  * is given is written; id, version and the times only when r has an id
  * (sbx_queue_submit() adds them to a new request). A string that is not
- * UTF-8 is left out, so the schema names the field, except comm, which
- * the kernel gives as bytes. The decision is not part of a request.
+ * UTF-8 is left out (JSON cannot carry it), so that the schema names the
+ * field if it was required. The decision is not part of a request.
  */
 json_t *sbx_request_encode(const struct sbx_request *r);
 /* The rule alone ({"id",...} in that order), or json null without one:

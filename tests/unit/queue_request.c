@@ -41,6 +41,7 @@ static void assert_same(const struct sbx_request *a, const struct sbx_request *b
 	CU_ASSERT_TRUE(same_json(a->process.cmdline, b->process.cmdline));
 	SAME_STR(path);
 	SAME(access);
+	SAME(has_access);
 	SAME_STR(op);
 	SAME(has_ident);
 	SAME(dev);
@@ -58,6 +59,7 @@ static void assert_same(const struct sbx_request *a, const struct sbx_request *b
 	SAME_STR(host);
 	SAME_STR(learned);
 	SAME(port);
+	SAME(has_port);
 	SAME_STR(command);
 	SAME_STR(cwd);
 	SAME(rule.present);
@@ -199,6 +201,7 @@ SBX_TEST(request, encode_then_decode_gives_the_same_struct_for_every_kind)
 	common(&r, argv);
 	r.host = "db.internal.example";
 	r.port = 5432;
+	r.has_port = true;
 	round_trip(&r);
 
 	/* the resolver asks: a built-in rule, a process known by its uid only */
