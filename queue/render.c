@@ -6,6 +6,7 @@
 #include "queue/render.h"
 #include "queue/request.h"
 #include "lib/json.h"
+#include "lib/names.h"
 
 size_t sbx_utf8_decode(const unsigned char *p, size_t n, unsigned *cp)
 {
@@ -173,31 +174,28 @@ void sbx_render_argv(struct sbx_strbuf *b, const json_t *argv, struct sbx_render
 	}
 }
 
-void sbx_render_object_raw(struct sbx_strbuf *b, const json_t *req)
+void sbx_render_object_raw(struct sbx_strbuf *b, const struct sbx_request *req)
 {
-	int kind = sbx_request_kind(req);
-	const json_t *o = json_object_get(req, "object");
-
-	if (kind == SBX_REQ_COMMAND) {
-		sbx_sb_puts(b, sbx_json_str(o, "command") ?: "");
-	} else if (kind == SBX_REQ_HOST) {
+	if (req->kind == SBX_REQ_COMMAND) {
+		sbx_sb_puts(b, req->command ?: "");
+	} else if (req->kind == SBX_REQ_HOST) {
 		/* a name, as the resolver was asked for it */
-		sbx_sb_printf(b, "look up %s", sbx_json_str(o, "host") ?: "?");
-	} else if (kind == SBX_REQ_NET || kind == SBX_REQ_ACCESS_HOST) {
-		const char *a = sbx_json_str(o, "addr") ?: sbx_json_str(o, "host") ?: "?";
+		sbx_sb_printf(b, "look up %s", req->host ?: "?");
+	} else if (req->kind == SBX_REQ_NET || req->kind == SBX_REQ_ACCESS_HOST) {
+		const char *a = req->addr ?: req->host ?: "?";
 		bool v6 = strchr(a, ':') != NULL;
 
 		sbx_sb_printf(b, "%s%s%s", v6 ? "[" : "", a, v6 ? "]" : "");
-		if (json_object_get(o, "port"))
-			sbx_sb_printf(b, ":%lld", (long long)json_integer_value(json_object_get(o, "port")));
-		if (sbx_json_str(o, "proto"))
-			sbx_sb_printf(b, "/%s", sbx_json_str(o, "proto"));
-		if (sbx_json_str(o, "name"))	/* the domain the address was learned from */
-			sbx_sb_printf(b, " (%s)", sbx_json_str(o, "name"));
+		if (req->has_port)
+			sbx_sb_printf(b, ":%d", req->port);
+		if (req->proto)
+			sbx_sb_printf(b, "/%s", req->proto);
+		if (req->learned)	/* the domain the address was learned from */
+			sbx_sb_printf(b, " (%s)", req->learned);
 	} else {
-		sbx_sb_puts(b, sbx_json_str(o, "path") ?: "?");
-		if (sbx_json_str(o, "access"))
-			sbx_sb_printf(b, " (%s)", sbx_json_str(o, "access"));
+		sbx_sb_puts(b, req->path ?: "?");
+		if (req->has_access)
+			sbx_sb_printf(b, " (%s)", sbx_access_name(req->access));
 	}
 }
 
@@ -216,10 +214,10 @@ static void add(struct sbx_render *r, const char *label, const char *s, size_t l
 	r->n++;
 }
 
-static void add_str(struct sbx_render *r, const char *label, const json_t *v)
+static void add_str(struct sbx_render *r, const char *label, const char *s)
 {
-	if (json_is_string(v))
-		add(r, label, json_string_value(v), json_string_length(v));
+	if (s)
+		add(r, label, s, strlen(s));
 }
 
 static void add_sb(struct sbx_render *r, const char *label, struct sbx_strbuf *b)
@@ -229,47 +227,45 @@ static void add_sb(struct sbx_render *r, const char *label, struct sbx_strbuf *b
 	*b = (struct sbx_strbuf){ 0 };
 }
 
-void sbx_render_request(const json_t *req, const char *project, struct sbx_render *r)
+/* Someone: a request from bpfsbx always names the pid or the uid */
+static bool has_process(const struct sbx_request *req)
 {
-	const json_t *o = json_object_get(req, "object");
-	const json_t *p = json_object_get(req, "process");
-	const json_t *rule = json_object_get(req, "rule");
-	const json_t *nl = json_object_get(o, "nlink");
-	bool cmd = sbx_request_kind(req) == SBX_REQ_COMMAND;
+	return req->process.pid >= 0 || req->process.uid >= 0 || req->process.comm ||
+	       req->process.exe || req->process.cwd || req->process.cmdline;
+}
+
+void sbx_render_request(const struct sbx_request *req, const char *project, struct sbx_render *r)
+{
+	bool cmd = req->kind == SBX_REQ_COMMAND;
 	struct sbx_strbuf b = { 0 };
 	struct sbx_render_counts none = { 0 };
 
 	memset(r, 0, sizeof(*r));
-	add_str(r, "request", json_object_get(req, "id"));
-	if (project)
-		add(r, "project", project, strlen(project));
-	else
-		add_str(r, "project", json_object_get(req, "project"));
-	add_str(r, "session", json_object_get(req, "session"));
-	add_str(r, "kind", json_object_get(req, "kind"));
+	add_str(r, "request", req->id);
+	add_str(r, "project", project ? project : req->project);
+	add_str(r, "session", req->session);
+	add_str(r, "kind", req->kind_name);
 	if (cmd) {
-		add_str(r, "command", json_object_get(o, "command"));
-		if (sbx_json_str(o, "cwd"))
-			add_str(r, "runs in", json_object_get(o, "cwd"));
-		else
-			add(r, "runs in", "(project directory)", 19);
+		add_str(r, "command", req->command);
+		add_str(r, "runs in", req->cwd ?: "(project directory)");
 	} else {
 		sbx_render_object_raw(&b, req);
 		add_sb(r, "object", &b);
-		add_str(r, "operation", json_object_get(o, "op"));
+		add_str(r, "operation", req->op);
 	}
-	if (json_is_object(p)) {
+	if (has_process(req)) {
+		/* one that is not known shows as 0 */
 		sbx_sb_printf(&b, "pid %lld  uid %lld  comm %s",
-			      (long long)json_integer_value(json_object_get(p, "pid")),
-			      (long long)json_integer_value(json_object_get(p, "uid")),
-			      sbx_json_str(p, "comm") ?: "?");
+			      req->process.pid < 0 ? 0 : req->process.pid,
+			      req->process.uid < 0 ? 0 : req->process.uid,
+			      req->process.comm ?: "?");
 		add_sb(r, "process", &b);
-		add_str(r, "exe", json_object_get(p, "exe"));
-		if (json_is_array(json_object_get(p, "cmdline"))) {
+		add_str(r, "exe", req->process.exe);
+		if (req->process.cmdline) {
 			struct sbx_strbuf t = { 0 };
 
 			/* rendered here, not by add(): the quotes must not be */
-			sbx_render_argv(&t, json_object_get(p, "cmdline"), &r->c);
+			sbx_render_argv(&t, req->process.cmdline, &r->c);
 			r->f = realloc(r->f, (r->n + 1) * sizeof(*r->f));
 			if (!r->f)
 				abort();
@@ -279,22 +275,21 @@ void sbx_render_request(const json_t *req, const char *project, struct sbx_rende
 				abort();
 			r->n++;
 		}
-		add_str(r, "cwd", json_object_get(p, "cwd"));
+		add_str(r, "cwd", req->process.cwd);
 	}
-	if (json_is_object(rule)) {
-		sbx_sb_printf(&b, "%s -> %s", sbx_json_str(rule, "pattern") ?: "?", sbx_json_str(rule, "verdict") ?: "?");
-		if (sbx_json_str(rule, "source"))
-			sbx_sb_printf(&b, "  (%s)", sbx_json_str(rule, "source"));
+	if (req->rule.present) {
+		sbx_sb_printf(&b, "%s -> %s", req->rule.pattern ?: "?", req->rule.verdict ?: "?");
+		if (req->rule.source)
+			sbx_sb_printf(&b, "  (%s)", req->rule.source);
 		add_sb(r, "rule", &b);
-		add_str(r, "reason", json_object_get(rule, "reason"));
+		add_str(r, "reason", req->rule.reason);
 	}
-	add_str(r, "agent says", json_object_get(req, "agent_reason"));
-	add_str(r, "notice", json_object_get(req, "notice"));
-	add_str(r, "origin", json_object_get(req, "origin"));
-	if (json_is_integer(nl) && json_integer_value(nl) > 1 && sbx_json_str(o, "type") &&
-	    !strcmp(sbx_json_str(o, "type"), "file")) {
+	add_str(r, "agent says", req->agent_reason);
+	add_str(r, "notice", req->notice);
+	add_str(r, "origin", req->origin);
+	if (req->nlink > 1 && req->ftype && !strcmp(req->ftype, "file")) {
 		sbx_sb_printf(&b, "%lld hard links: other names reach the same file; "
-			      "it cannot be approved", (long long)json_integer_value(nl));
+			      "it cannot be approved", req->nlink);
 		add_sb(r, "links", &b);
 	}
 	/* the summary repeats the object: its escapes are counted once */

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "lib/text.h"
+#include "queue/request.h"
 
 struct sbx_render_counts {
 	unsigned ctrl;		/* C0 (but a line break), DEL, C1 */
@@ -49,7 +50,7 @@ void sbx_render_argv(struct sbx_strbuf *b, const json_t *argv, struct sbx_render
 
 /* The object of a request in words, unrendered: "~/.aws/credentials (read)",
  * "10.0.0.5:5432/tcp", "look up example.com", a command as it is */
-void sbx_render_object_raw(struct sbx_strbuf *b, const json_t *req);
+void sbx_render_object_raw(struct sbx_strbuf *b, const struct sbx_request *req);
 
 /* A request as labelled fields, each field's text rendered (it may hold
  * line breaks after SBX_RENDER_NL); the counts are over every field. */
@@ -63,8 +64,10 @@ struct sbx_render {
 	char *summary;		/* the object on one line */
 	struct sbx_render_counts c;
 };
-/* project: the project to show (NULL: the request's own) */
-void sbx_render_request(const json_t *req, const char *project, struct sbx_render *r);
+/* project: the project to show (NULL: the request's own). A record read
+ * from the queue is rendered from its sbx_request_view(). */
+void sbx_render_request(const struct sbx_request *req, const char *project,
+			struct sbx_render *r);
 void sbx_render_free(struct sbx_render *r);
 /* "warning: shown escaped: ..." or NULL when nothing was (malloc'd) */
 char *sbx_render_warning(const struct sbx_render_counts *c);

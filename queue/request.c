@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/alloc.h"
+#include "lib/clock.h"
 #include "lib/names.h"
 #include "queue/request.h"
 #include "lib/json.h"
@@ -46,19 +47,13 @@ int sbx_request_kind(const json_t *rec)
 	return -1;
 }
 
-bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *r, char **why)
+void sbx_request_view(const json_t *rec, struct sbx_request *r)
 {
-	const json_t *obj, *proc, *rule, *dec, *h;
-	const char *kind;
+	const json_t *obj, *proc, *rule, *h;
 
 	memset(r, 0, sizeof(*r));
-	if (!(done ? sbx_queue_validate_done(rec, NULL, why) :
-		     sbx_queue_validate_request(rec, NULL, why)))
-		return false;
-	r->json = json_incref(rec);
 	r->id = sbx_json_str(rec, "id");
-	kind = sbx_json_str(rec, "kind");
-	r->kind_name = kind;
+	r->kind_name = sbx_json_str(rec, "kind");
 	obj = json_object_get(rec, "object");
 	r->kind = (enum sbx_req_kind)sbx_request_kind(rec);
 
@@ -66,6 +61,7 @@ bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *r, char **wh
 	r->project = sbx_json_str(rec, "project");
 	r->agent_reason = sbx_json_str(rec, "agent_reason");
 	r->notice = sbx_json_str(rec, "notice");
+	r->origin = sbx_json_str(rec, "origin");
 	r->created = when(rec, "created");
 	r->deadline = when(rec, "deadline");
 	r->count = num(rec, "count", 1);
@@ -79,8 +75,11 @@ bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *r, char **wh
 		json_object_get(proc, "cmdline") : NULL;
 
 	r->path = sbx_json_str(obj, "path");
-	r->access = r->kind == SBX_REQ_EXEC ? SBX_ACC_EXEC : sbx_access_parse(sbx_json_str(obj, "access"));
-	if (r->access < 0)
+	r->access = sbx_access_parse(sbx_json_str(obj, "access"));
+	r->has_access = r->access >= 0;
+	if (r->kind == SBX_REQ_EXEC)
+		r->access = SBX_ACC_EXEC;
+	else if (r->access < 0)
 		r->access = SBX_ACC_READ;
 	r->op = sbx_json_str(obj, "op");
 	r->has_ident = json_is_integer(json_object_get(obj, "dev")) &&
@@ -95,21 +94,39 @@ bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *r, char **wh
 	h = json_object_get(obj, "name_hash");
 	r->name_hash = json_is_string(h) ? strtoull(json_string_value(h), NULL, 16) :
 		       (uint64_t)json_integer_value(h);
+	r->listener = json_is_object(json_object_get(obj, "listener")) ?
+		json_object_get(obj, "listener") : NULL;
 	r->addr = sbx_json_str(obj, "addr");
 	r->family = sbx_json_str(obj, "family");
 	r->proto = sbx_json_str(obj, "proto");
 	r->host = sbx_json_str(obj, "host");
+	r->learned = sbx_json_str(obj, "name");
 	r->port = (int)num(obj, "port", 0);
+	r->has_port = json_is_integer(json_object_get(obj, "port"));
 	r->command = sbx_json_str(obj, "command");
 	r->cwd = sbx_json_str(obj, "cwd");
 
 	rule = json_object_get(rec, "rule");
 	r->rule.present = json_is_object(rule);
 	r->rule.id = num(rule, "id", -1);
+	r->rule.name = sbx_json_str(rule, "name");
+	r->rule.section = sbx_json_str(rule, "section");
 	r->rule.pattern = sbx_json_str(rule, "pattern");
 	r->rule.verdict = sbx_json_str(rule, "verdict");
 	r->rule.reason = sbx_json_str(rule, "reason");
 	r->rule.source = sbx_json_str(rule, "source");
+}
+
+bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *r, char **why)
+{
+	const json_t *dec;
+
+	memset(r, 0, sizeof(*r));
+	if (!(done ? sbx_queue_validate_done(rec, NULL, why) :
+		     sbx_queue_validate_request(rec, NULL, why)))
+		return false;
+	sbx_request_view(rec, r);
+	r->json = json_incref(rec);
 
 	dec = json_object_get(rec, "decision");
 	if (done && json_is_object(dec)) {
@@ -125,6 +142,210 @@ bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *r, char **wh
 		r->decision.result = json_object_get(rec, "result");
 	}
 	return true;
+}
+
+void sbx_request_init(struct sbx_request *r, enum sbx_req_kind kind)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->kind_name = sbx_request_kind_name(kind);
+	r->count = 1;
+	r->process.pid = -1;
+	r->process.uid = -1;
+	r->access = kind == SBX_REQ_EXEC ? SBX_ACC_EXEC : SBX_ACC_READ;
+	r->has_access = kind == SBX_REQ_FILE || kind == SBX_REQ_EXEC || kind == SBX_REQ_ACCESS_PATH;
+	r->has_port = kind == SBX_REQ_NET;
+	r->nlink = -1;
+	r->rule.id = -1;
+}
+
+const char *sbx_request_kind_name(enum sbx_req_kind kind)
+{
+	switch (kind) {
+	case SBX_REQ_FILE:
+		return "file";
+	case SBX_REQ_EXEC:
+		return "exec";
+	case SBX_REQ_NET:
+		return "net";
+	case SBX_REQ_COMMAND:
+		return "command";
+	case SBX_REQ_ACCESS_PATH:
+	case SBX_REQ_ACCESS_HOST:
+		return "access";
+	case SBX_REQ_HOST:
+		return "host";
+	}
+	return NULL;
+}
+
+/* A string member, when given; one that is not UTF-8 is left out (the
+ * schema then names it if it was required) */
+static void put_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+/* A member that was looked for: null when it was not found */
+static void put_str_or_null(json_t *o, const char *k, const char *v)
+{
+	json_object_set_new(o, k, v ? json_string(v) : json_null());
+}
+
+static void put_int(json_t *o, const char *k, long long v)
+{
+	json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+static void put_copy(json_t *o, const char *k, const json_t *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_deep_copy(v));
+}
+
+json_t *sbx_request_encode_rule(const struct sbx_request *r)
+{
+	json_t *j;
+
+	if (!r->rule.present)
+		return json_null();
+	j = json_object();
+	if (!j)
+		return NULL;
+	if (r->rule.id >= 0)
+		put_int(j, "id", r->rule.id);
+	put_str(j, "name", r->rule.name);
+	put_str(j, "section", r->rule.section);
+	put_str(j, "pattern", r->rule.pattern);
+	put_str(j, "verdict", r->rule.verdict);
+	put_str(j, "reason", r->rule.reason);
+	put_str(j, "source", r->rule.source);
+	return j;
+}
+
+static json_t *encode_process(const struct sbx_request *r)
+{
+	json_t *p = json_object();
+
+	if (!p)
+		return NULL;
+	if (r->process.pid >= 0)
+		put_int(p, "pid", r->process.pid);
+	if (r->process.uid >= 0)
+		put_int(p, "uid", r->process.uid);
+	put_str(p, "comm", r->process.comm);
+	if (r->process.pid >= 0) {
+		put_str_or_null(p, "exe", r->process.exe);
+		json_object_set_new(p, "cmdline", r->process.cmdline ?
+				    json_deep_copy(r->process.cmdline) : json_null());
+		put_str_or_null(p, "cwd", r->process.cwd);
+	} else {
+		put_str(p, "exe", r->process.exe);
+		put_copy(p, "cmdline", r->process.cmdline);
+		put_str(p, "cwd", r->process.cwd);
+	}
+	return p;
+}
+
+static json_t *encode_object(const struct sbx_request *r)
+{
+	json_t *o = json_object();
+	char hash[32];
+
+	if (!o)
+		return NULL;
+	switch (r->kind) {
+	case SBX_REQ_FILE:
+	case SBX_REQ_EXEC:
+	case SBX_REQ_ACCESS_PATH:
+		put_str(o, "path", r->path);
+		if (r->has_access)
+			json_object_set_new(o, "access", json_string(sbx_access_name(r->access)));
+		put_str(o, "op", r->op);
+		if (r->has_ident) {
+			put_int(o, "dev", r->dev);
+			put_int(o, "ino", (long long)r->ino);
+		}
+		if (r->abstract)
+			json_object_set_new(o, "abstract", json_true());
+		if (r->new_name)
+			json_object_set_new(o, "new_name", json_true());
+		if (r->abstract || r->new_name) {
+			/* a 64-bit hash may not fit a JSON integer */
+			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)r->name_hash);
+			json_object_set_new(o, "name_hash", json_string(hash));
+		}
+		put_copy(o, "listener", r->listener);
+		put_str(o, "type", r->ftype);
+		if (r->nlink >= 0)
+			put_int(o, "nlink", r->nlink);
+		put_str(o, "btime", r->btime);
+		break;
+	case SBX_REQ_NET:
+		put_str(o, "family", r->family);
+		put_str(o, "addr", r->addr);
+		if (r->has_port)
+			put_int(o, "port", r->port);
+		put_str(o, "proto", r->proto);
+		put_str(o, "name", r->learned);
+		break;
+	case SBX_REQ_ACCESS_HOST:
+		put_str(o, "host", r->host);
+		if (r->has_port)
+			put_int(o, "port", r->port);
+		break;
+	case SBX_REQ_HOST:
+		put_str(o, "host", r->host);
+		break;
+	case SBX_REQ_COMMAND:
+		put_str(o, "command", r->command);
+		put_str(o, "cwd", r->cwd);
+		break;
+	}
+	return o;
+}
+
+json_t *sbx_request_encode(const struct sbx_request *r)
+{
+	const char *kind = sbx_request_kind_name(r->kind);
+	json_t *j = json_object(), *rule;
+
+	if (!j || !kind) {
+		json_decref(j);
+		return NULL;
+	}
+	if (r->id) {
+		char *t;
+
+		put_int(j, "version", SBX_QUEUE_VERSION);
+		put_str(j, "id", r->id);
+		if ((t = sbx_time_rfc3339(r->created))) {
+			json_object_set_new(j, "created", json_string(t));
+			free(t);
+		}
+		if ((t = sbx_time_rfc3339(r->deadline))) {
+			json_object_set_new(j, "deadline", json_string(t));
+			free(t);
+		}
+	}
+	json_object_set_new(j, "kind", json_string(kind));
+	put_str(j, "session", r->session);
+	put_str(j, "project", r->project);
+	put_int(j, "count", r->count >= 1 ? r->count : 1);
+	if (r->process.pid >= 0 || r->process.uid >= 0 || r->process.comm || r->process.exe ||
+	    r->process.cwd || r->process.cmdline)
+		json_object_set_new(j, "process", encode_process(r));
+	json_object_set_new(j, "object", encode_object(r));
+	rule = sbx_request_encode_rule(r);
+	if (json_is_object(rule))
+		json_object_set_new(j, "rule", rule);
+	else
+		json_decref(rule);
+	put_str(j, "agent_reason", r->agent_reason);
+	put_str(j, "notice", r->notice);
+	put_str(j, "origin", r->origin);
+	return j;
 }
 
 void sbx_request_release(struct sbx_request *r)

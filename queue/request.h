@@ -4,8 +4,13 @@
  * validation, into a struct with an enum kind: the daemon, the approvers
  * and the connectors switch on it instead of comparing strings.
  *
- * The strings point into the JSON record, which the struct holds a
- * reference to: they live until sbx_request_release().
+ * Both directions go through this struct: the writers (the daemon's
+ * events, the resolver, the connectors) fill one and sbx_request_encode()
+ * makes the record, so a new field is added here and in request.c only.
+ *
+ * Decoded, the strings point into the JSON record, which the struct holds
+ * a reference to: they live until sbx_request_release(). Filled by a
+ * writer, they are the writer's, and must live until it has encoded.
  */
 #ifndef SBX_REQUEST_H
 #define SBX_REQUEST_H
@@ -32,10 +37,13 @@ struct sbx_request {
 	const char *kind_name;		/* "file", ... as in the record */
 	const char *session, *project, *agent_reason;
 	const char *notice;		/* the daemon's word to the person (why asked again) */
+	const char *origin;		/* the connector that asked ("hook", "mcp") */
 	time_t created, deadline;
 	long long count;
 	struct {
-		long long pid, uid;	/* -1: not given */
+		/* -1: not given. With a pid, exe, cwd and cmdline are always
+		 * in the record: null says they were looked for and not found */
+		long long pid, uid;
 		const char *comm, *exe, *cwd;
 		const json_t *cmdline;	/* array of strings, or NULL */
 	} process;
@@ -43,6 +51,7 @@ struct sbx_request {
 	/* FILE, EXEC, ACCESS_PATH */
 	const char *path;
 	int access;			/* enum sbx_access */
+	bool has_access;		/* the record names it (exec need not) */
 	const char *op;
 	bool has_ident;			/* dev and ino as the kernel saw the object */
 	uint32_t dev;
@@ -53,15 +62,20 @@ struct sbx_request {
 	const char *ftype;		/* "file", "dir", ... (NULL: not recorded) */
 	long long nlink;		/* hard links when asked; -1: not recorded */
 	const char *btime;		/* birth time "SEC.NSEC", or NULL */
+	const json_t *listener;		/* a unix socket's serving process, or NULL */
 	/* NET, ACCESS_HOST, HOST */
 	const char *addr, *family, *proto, *host;
+	const char *learned;		/* NET: the name the address was resolved from */
 	int port;
+	bool has_port;			/* the record names it (NET always) */
 	/* COMMAND */
 	const char *command, *cwd;
 
 	struct {
 		bool present;
 		long long id;		/* -1 when absent or not a number */
+		const char *name;	/* a built-in rule's ("sandbox-dir", ...) */
+		const char *section;	/* a connector's: the policy section */
 		const char *pattern, *verdict, *reason, *source;
 	} rule;
 
@@ -84,6 +98,28 @@ int sbx_request_kind(const json_t *rec);
  * false with *why (malloc'd) for people. */
 bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *out, char **why);
 void sbx_request_release(struct sbx_request *r);
+
+/* The fields of rec as they are, without validation: for what is not (yet)
+ * a whole record, such as a connector's ask or a test's fragment. The
+ * strings point into rec, which the caller keeps; no reference is held. */
+void sbx_request_view(const json_t *rec, struct sbx_request *out);
+
+/* An empty request of kind: every "not given" sentinel set, count 1. */
+void sbx_request_init(struct sbx_request *r, enum sbx_req_kind kind);
+
+/*
+ * The record of r (docs/QUEUE.md), or NULL when out of memory. Only what
+ * is given is written; id, version and the times only when r has an id
+ * (sbx_queue_submit() adds them to a new request). A string that is not
+ * UTF-8 is left out (JSON cannot carry it), so that the schema names the
+ * field if it was required. The decision is not part of a request.
+ */
+json_t *sbx_request_encode(const struct sbx_request *r);
+/* The rule alone ({"id",...} in that order), or json null without one:
+ * the event log shows the same object as the request. */
+json_t *sbx_request_encode_rule(const struct sbx_request *r);
+/* The record's name of a kind: "file", ..., "access" for both ACCESS_* */
+const char *sbx_request_kind_name(enum sbx_req_kind kind);
 
 /* A person's words for the object: "read /home/a/.aws/credentials",
  * "connect 10.0.0.5 port 5432", "run: git push" (malloc'd). */

@@ -141,6 +141,7 @@ SBX_TEST(render, request_fields_whole_and_counted_once)
 {
 	char reason[601];
 	json_t *req;
+	struct sbx_request typed;
 	struct sbx_render r;
 	char *w;
 	json_t *j;
@@ -154,7 +155,8 @@ SBX_TEST(render, request_fields_whole_and_counted_once)
 			"cmdline", "cat", "/tmp/a\nb\xe2\x80\xae",
 			"rule", "pattern", "/tmp/", "verdict", "ask", "reason", reason,
 			"agent_reason", "why\x1b");
-	sbx_render_request(req, "/p", &r);
+	sbx_request_view(req, &typed);
+	sbx_render_request(&typed, "/p", &r);
 	CU_ASSERT_STRING_EQUAL(r.f[0].label, "request");
 	CU_ASSERT_STRING_EQUAL(r.f[1].label, "project");
 	CU_ASSERT_STRING_EQUAL(r.f[1].text, "/p");

@@ -64,6 +64,7 @@ static void print_run(void *arg, const json_t *req)
 static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, const char *user)
 {
 	json_t *req = NULL;
+	struct sbx_request typed;
 	struct sbx_render r;
 	char *warn, line[64];
 	const json_t *o;
@@ -73,7 +74,8 @@ static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, c
 		return true;	/* resolve() says why it cannot be approved */
 	o = json_object_get(req, "object");
 	/* the rule of queue/render.h, as watch and the dashboard show it */
-	sbx_render_request(req, NULL, &r);
+	sbx_request_view(req, &typed);
+	sbx_render_request(&typed, NULL, &r);
 	printf("request %s (%s)\n", id, sbx_json_str(req, "kind") ?: "?");
 	for (size_t i = 0; i < r.n; i++) {
 		const char *p = r.f[i].text, *nl;

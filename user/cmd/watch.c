@@ -234,10 +234,12 @@ static void print_new(struct watch *w)
 		{
 			/* the request is carried whole; what a screen would have
 			 * escaped is counted for the reader too */
+			struct sbx_request req;
 			struct sbx_render r;
 			char *warn;
 
-			sbx_render_request(w->items[i].req, w->items[i].w->dir, &r);
+			sbx_request_view(w->items[i].req, &req);
+			sbx_render_request(&req, w->items[i].w->dir, &r);
 			warn = sbx_render_warning(&r.c);
 			if (warn)
 				json_object_set_new(j, "warning", json_string(warn));

@@ -50,13 +50,15 @@ static size_t sb_safe(struct sbx_strbuf *b, const char *s, size_t max)
 
 /* ---- the full text of a request ---------------------------------------- */
 
-void watch_text_build(struct watch_text *t, const json_t *req, size_t cols)
+void watch_text_build(struct watch_text *t, const json_t *rec, size_t cols)
 {
 	struct sbx_strbuf raw = { 0 }, txt = { 0 };
 	struct sbx_render_row *rows = NULL;
+	struct sbx_request req;
 
 	memset(t, 0, sizeof(*t));
-	sbx_render_object_raw(&raw, req);
+	sbx_request_view(rec, &req);
+	sbx_render_object_raw(&raw, &req);
 	sbx_render_text(&txt, raw.p ? raw.p : "", raw.len, false, &t->c);
 	t->n = sbx_render_wrap(txt.p ? txt.p : "", cols, &rows);
 	t->lines = calloc(t->n, sizeof(*t->lines));
@@ -101,19 +103,9 @@ static void fmt_dur(char *buf, size_t n, long s)
 		snprintf(buf, n, "%ldd%02ldh", s / 86400, s % 86400 / 3600);
 }
 
-/* "~/.aws/credentials (read)", "10.0.0.5:5432/tcp", "`make deploy`" */
-void watch_sb_object(struct sbx_strbuf *b, const json_t *req, size_t max)
+static void object_raw(struct sbx_strbuf *b, const struct sbx_request *req)
 {
-	struct sbx_strbuf t = { 0 };
-
-	watch_sb_object_raw(&t, req);
-	sb_safe(b, t.p, max);
-	free(t.p);
-}
-
-void watch_sb_object_raw(struct sbx_strbuf *b, const json_t *req)
-{
-	bool cmd = is_command(req);
+	bool cmd = req->kind == SBX_REQ_COMMAND;
 
 	if (cmd)
 		sbx_sb_putc(b, '`');
@@ -122,13 +114,36 @@ void watch_sb_object_raw(struct sbx_strbuf *b, const json_t *req)
 		sbx_sb_putc(b, '`');
 }
 
-static long secs_until(const json_t *req, const char *key)
+static void object_safe(struct sbx_strbuf *b, const struct sbx_request *req, size_t max)
 {
-	time_t t;
+	struct sbx_strbuf t = { 0 };
 
-	if (sbx_time_parse(sbx_json_str(req, key), &t))
-		return 0;
-	return (long)(t - time(NULL));
+	object_raw(&t, req);
+	sb_safe(b, t.p, max);
+	free(t.p);
+}
+
+/* "~/.aws/credentials (read)", "10.0.0.5:5432/tcp", "`make deploy`" */
+void watch_sb_object(struct sbx_strbuf *b, const json_t *rec, size_t max)
+{
+	struct sbx_request req;
+
+	sbx_request_view(rec, &req);
+	object_safe(b, &req, max);
+}
+
+void watch_sb_object_raw(struct sbx_strbuf *b, const json_t *rec)
+{
+	struct sbx_request req;
+
+	sbx_request_view(rec, &req);
+	object_raw(b, &req);
+}
+
+/* seconds from now to t; 0 when the record had no time */
+static long secs_until(time_t t)
+{
+	return t ? (long)(t - time(NULL)) : 0;
 }
 
 void watch_sb_result(struct sbx_strbuf *b, const json_t *done, const char *sep)
@@ -239,8 +254,8 @@ struct drow {
  * The marks are of the text, not of rows, so a resize (SIGWINCH) that
  * wraps it anew keeps what was read.
  */
-static void draw_request(struct watch *w, struct screen *s, size_t width, const json_t *req,
-			 size_t below)
+static void draw_request(struct watch *w, struct screen *s, size_t width,
+			 const struct sbx_request *req, size_t below)
 {
 	struct sbx_render r;
 	struct sbx_strbuf doc = { 0 };
@@ -273,12 +288,12 @@ static void draw_request(struct watch *w, struct screen *s, size_t width, const 
 	if (doc.oom)
 		abort();
 	/* another request, or this one changed: nothing of it was seen */
-	if (!w->view_id || strcmp(w->view_id, sbx_json_str(req, "id") ?: "") || !w->view_doc ||
+	if (!w->view_id || strcmp(w->view_id, req->id ?: "") || !w->view_doc ||
 	    strcmp(w->view_doc, doc.p ? doc.p : "")) {
 		free(w->view_id);
 		free(w->view_doc);
 		free(w->seen_bytes);
-		w->view_id = strdup(sbx_json_str(req, "id") ?: "");
+		w->view_id = strdup(req->id ?: "");
 		w->view_doc = strdup(doc.p ? doc.p : "");
 		w->seen_len = doc.len;
 		w->seen_bytes = calloc(doc.len + 1, 1);
@@ -417,18 +432,19 @@ int watch_draw(struct watch *w)
 	if (!w->n)
 		sbx_sb_puts(line(&s), "  No pending requests; waiting for new ones.");
 	for (size_t i = first; i < w->n && i < first + list_rows; i++) {
-		const json_t *req = w->items[i].req;
-		long dl = secs_until(req, "deadline");
+		struct sbx_request req;
+		long dl;
 		char age[32], left[32];
 		struct sbx_strbuf *b = line(&s);
 
-		fmt_dur(age, sizeof(age), -secs_until(req, "created"));
+		sbx_request_view(w->items[i].req, &req);
+		dl = secs_until(req.deadline);
+		fmt_dur(age, sizeof(age), -secs_until(req.created));
 		fmt_dur(left, sizeof(left), dl < 0 ? -dl : dl);
 		sbx_sb_putn(b, i == w->sel ? "\033[7m> " : "  ", i == w->sel ? 6 : 2);
-		sbx_sb_printf(b, "%-7s ", sbx_json_str(req, "kind") ?: "?");
-		watch_sb_object(b, req, width > 70 ? width - 50 : 20);
-		sbx_sb_printf(b, "  x%lld  age %s  %s %s", (long long)json_integer_value(
-				  json_object_get(req, "count")), age,
+		sbx_sb_printf(b, "%-7s ", req.kind_name ?: "?");
+		object_safe(b, &req, width > 70 ? width - 50 : 20);
+		sbx_sb_printf(b, "  x%lld  age %s  %s %s", req.count, age,
 			  dl < 0 ? "overdue" : "decide within", left);
 		if (i == w->sel)
 			sbx_sb_putn(b, "\033[0m", 4);
@@ -438,25 +454,28 @@ int watch_draw(struct watch *w)
 	/* below the request: the keys, and the status (at most 3 lines) */
 	nstatus = w->status ? 1 + count_lines(w->status, 3) : 0;
 	if (w->n) {
-		const json_t *req = w->items[w->sel].req;
-		long dl = secs_until(req, "deadline");
+		const json_t *rec = w->items[w->sel].req;
+		struct sbx_request req;
+		long dl;
 		char age[32], left[32];
 		struct sbx_strbuf t = { 0 };
 
-		fmt_dur(age, sizeof(age), -secs_until(req, "created"));
+		sbx_request_view(rec, &req);
+		dl = secs_until(req.deadline);
+		fmt_dur(age, sizeof(age), -secs_until(req.created));
 		fmt_dur(left, sizeof(left), dl < 0 ? -dl : dl);
-		sbx_sb_printf(&t, "%lld  age %s  deadline %s (%s %s)",
-			      (long long)json_integer_value(json_object_get(req, "count")),
-			      age, sbx_json_str(req, "deadline") ?: "?", dl < 0 ? "overdue by" : "in", left);
+		/* the deadline as the record gives it (its zone and fraction) */
+		sbx_sb_printf(&t, "%lld  age %s  deadline %s (%s %s)", req.count,
+			      age, sbx_json_str(rec, "deadline") ?: "?", dl < 0 ? "overdue by" : "in", left);
 		detail(&s, width, "count", t.p);
 		free(t.p);
-		draw_request(w, &s, width, req, 1 + nstatus);
+		draw_request(w, &s, width, &req, 1 + nstatus);
 		if (!w->armed)
 			sbx_sb_printf(line(&s), "  \033[1;33mscroll to the end to arm approve\033[0m"
 				      "   \033[1mspace\033[0m more   \033[1mb\033[0m back   "
 				      "\033[1md\033[0m deny   \033[1mj/k\033[0m move   \033[1mq\033[0m quit");
 		else
-			sbx_sb_puts(line(&s), is_command(req) ?
+			sbx_sb_puts(line(&s), req.kind == SBX_REQ_COMMAND ?
 			  "  \033[1mo\033[0m run it once here   \033[1md\033[0m deny   "
 			  "\033[1mj/k\033[0m move   \033[1mq\033[0m quit" :
 			  "  \033[1mo\033[0m once   \033[1ms\033[0m session   \033[1ma\033[0m always"

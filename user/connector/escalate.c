@@ -67,39 +67,49 @@ static char *read_proc(pid_t pid, const char *what, size_t *len)
 	return buf;
 }
 
+/* What the request says of the agent, until it is encoded */
+struct agent_proc {
+	char *comm, *cmd;
+	json_t *cmdline;
+	char exe[4096];
+};
+
 /* The agent: our parent (the hook's and the MCP server's caller). */
-static json_t *process_info(void)
+static void process_info(struct agent_proc *a, struct sbx_request *r)
 {
 	pid_t pid = getppid();
-	json_t *p = json_pack("{s:i, s:I}", "pid", (int)pid, "uid", (json_int_t)getuid());
-	char *comm, *cmd, exe[4096], lnk[64];
+	char lnk[64];
 	size_t len = 0;
 	ssize_t n;
 
-	if (!p)
-		return NULL;
-	comm = read_proc(pid, "comm", NULL);
-	if (comm) {
-		comm[strcspn(comm, "\n")] = 0;
-		json_object_set_new(p, "comm", json_string(comm));
-		free(comm);
+	memset(a, 0, sizeof(*a));
+	r->process.pid = pid;
+	r->process.uid = getuid();
+	a->comm = read_proc(pid, "comm", NULL);
+	if (a->comm) {
+		a->comm[strcspn(a->comm, "\n")] = 0;
+		r->process.comm = a->comm;
 	}
 	snprintf(lnk, sizeof(lnk), "/proc/%d/exe", (int)pid);
-	n = readlink(lnk, exe, sizeof(exe) - 1);
+	n = readlink(lnk, a->exe, sizeof(a->exe) - 1);
 	if (n > 0) {
-		exe[n] = 0;
-		json_object_set_new(p, "exe", json_string(exe));
+		a->exe[n] = 0;
+		r->process.exe = a->exe;
 	}
-	cmd = read_proc(pid, "cmdline", &len);
-	if (cmd) {
-		json_t *a = json_array();
+	a->cmd = read_proc(pid, "cmdline", &len);
+	if (a->cmd) {
+		a->cmdline = json_array();
+		for (size_t off = 0; a->cmdline && off < len; off += strlen(a->cmd + off) + 1)
+			json_array_append_new(a->cmdline, json_string(a->cmd + off));
+		r->process.cmdline = a->cmdline;
+	}
+}
 
-		for (size_t off = 0; a && off < len; off += strlen(cmd + off) + 1)
-			json_array_append_new(a, json_string(cmd + off));
-		json_object_set_new(p, "cmdline", a);
-		free(cmd);
-	}
-	return p;
+static void agent_proc_free(struct agent_proc *a)
+{
+	free(a->comm);
+	free(a->cmd);
+	json_decref(a->cmdline);
 }
 
 /* A pending request that req repeats: bump its count and return its id. */
@@ -135,26 +145,28 @@ static bool fold_pending(struct sbx_queue *q, json_t *req, char **id)
 int sbx_esc_submit(const struct sbx_esc *e, const char *kind, json_t *object,
 		   json_t *rule, const char *agent_reason, char **id, char **err)
 {
-	json_t *req = json_object();
+	json_t *asked = json_pack("{s:s, s:O, s:O?}", "kind", kind, "object", object, "rule", rule);
+	json_t *req;
+	struct sbx_request r;
+	struct agent_proc ap;
 	struct sbx_queue *q;
 	int rc;
 
 	*id = NULL;
-	if (!req)
+	if (!asked)
 		return -ENOMEM;
-	json_object_set_new(req, "kind", json_string(kind));
-	json_object_set_new(req, "object", json_deep_copy(object));
-	if (rule)
-		json_object_set_new(req, "rule", json_deep_copy(rule));
+	sbx_request_view(asked, &r);
 	if (agent_reason && *agent_reason)
-		json_object_set_new(req, "agent_reason", json_string(agent_reason));
-	json_object_set_new(req, "origin", json_string(e->origin));
+		r.agent_reason = agent_reason;
+	r.origin = e->origin;
 
 	if (sbx_in_session(NULL)) {
-		json_t *call = json_pack("{s:s, s:O}", "op", "submit", "request", req);
-		json_t *reply = NULL;
+		json_t *call, *reply = NULL;
 
-		json_decref(req);
+		/* the daemon fills in who and where (SO_PEERCRED) */
+		req = sbx_request_encode(&r);
+		json_decref(asked);
+		call = req ? json_pack("{s:s, s:o}", "op", "submit", "request", req) : NULL;
 		if (!call)
 			return -ENOMEM;
 		rc = sbx_ctl_call(call, &reply, err);
@@ -176,9 +188,14 @@ int sbx_esc_submit(const struct sbx_esc *e, const char *kind, json_t *object,
 		return *id ? 0 : -ENOMEM;
 	}
 
-	json_object_set_new(req, "session", json_string(e->session));
-	json_object_set_new(req, "project", json_string(e->project));
-	json_object_set_new(req, "process", process_info());
+	r.session = e->session;
+	r.project = e->project;
+	process_info(&ap, &r);
+	req = sbx_request_encode(&r);
+	agent_proc_free(&ap);
+	json_decref(asked);
+	if (!req)
+		return -ENOMEM;
 	q = sbx_queue_open(e->project, SBX_Q_CREATE, (uid_t)-1, (gid_t)-1, err);
 	if (!q) {
 		json_decref(req);

@@ -68,8 +68,7 @@ void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const 
 	struct sbx_request r;
 	struct sbx_queue *q = hint->queue;
 	char *why = NULL;
-	json_t *done = NULL, *dec, *rec;
-	const char *scope_s;
+	json_t *done = NULL, *rec;
 	size_t l = strlen(name);
 	int rc;
 
@@ -100,11 +99,10 @@ void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const 
 	if (r.decision.approve)
 		apply(d, s, &r);
 	sbx_queue_mark_applied_ident(q, r.id, &ident);
-	dec = json_object_get(done, "decision");
-	scope_s = sbx_json_str(dec, "scope");
 	rec = json_pack("{s:s,s:s,s:s,s:s,s:O}", "event", "decision", "request", r.id,
 			"verdict", r.decision.approve ? "approve" : "deny", "scope",
-			scope_s ? scope_s : "once", "decision", dec);
+			sbx_scope_name(r.decision.scope), "decision",
+			json_object_get(done, "decision"));
 	sbx_daemon_audit(s, rec);
 	json_decref(rec);
 out_req:

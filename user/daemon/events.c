@@ -29,6 +29,8 @@
 #include "lib/names.h"
 #include "lib/text.h"
 #include "lib/json.h"
+#include "policy/policy.h"
+#include "queue/request.h"
 
 #define DEDUP_WINDOW_NS (30ull * 1000000000ull)	/* after a decision */
 
@@ -200,22 +202,39 @@ static char *event_cwd(const struct sbx_event *e)
 	return s ? s : proc_link(e->pid, "cwd");
 }
 
-static json_t *rule_json(const struct sbx_session_rt *s, uint32_t id, uint8_t verdict)
+/* The rule of an event or a lookup, as the request and the event log name it */
+static void rule_fill(const struct sbx_session_rt *s, uint32_t id, uint8_t verdict,
+		      struct sbx_request *req)
 {
 	const struct sbx_rule_row *r;
 
 	/* the id stays the number (readers compare it); name is for people */
-	if (id >= SBX_RULE_BUILTIN)
-		return json_pack("{s:I,s:s,s:s,s:s,s:s}", "id", (json_int_t)id, "name",
-				 sbx_builtin_rule_name(id), "pattern", sbx_builtin_rule_text(id),
-				 "verdict", sbx_verdict_name(verdict), "reason",
-				 sbx_builtin_rule_text(id));
+	req->rule.present = true;
+	req->rule.id = id;
+	req->rule.verdict = sbx_verdict_name(verdict);
+	if (id >= SBX_RULE_BUILTIN) {
+		req->rule.name = sbx_builtin_rule_name(id);
+		req->rule.pattern = sbx_builtin_rule_text(id);
+		req->rule.reason = sbx_builtin_rule_text(id);
+		return;
+	}
 	r = s ? sbx_session_rule(s, id) : NULL;
-	if (!r)
-		return json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "pattern",
-				 id ? "?" : "default", "verdict", sbx_verdict_name(verdict));
-	return json_pack("{s:I,s:s,s:s,s:s,s:s}", "id", (json_int_t)id, "pattern", r->pattern,
-			 "verdict", sbx_verdict_name(verdict), "reason", r->reason, "source", r->source);
+	if (!r) {
+		req->rule.pattern = id ? "?" : "default";
+		return;
+	}
+	req->rule.pattern = r->pattern;
+	req->rule.reason = r->reason;
+	req->rule.source = r->source;
+}
+
+static json_t *rule_json(const struct sbx_session_rt *s, uint32_t id, uint8_t verdict)
+{
+	struct sbx_request req;
+
+	sbx_request_init(&req, SBX_REQ_FILE);
+	rule_fill(s, id, verdict, &req);
+	return sbx_request_encode_rule(&req);
 }
 
 /* One event as one JSON line in the event log. */
@@ -276,91 +295,108 @@ static json_t *peer_json(const struct sbx_event *e)
 	return p;
 }
 
-static json_t *event_request(const struct sbx_session_rt *s, const struct sbx_event *e,
-			     const char *object)
+/* What a request filled from an event or a lookup points to, until it is filed */
+struct req_store {
+	char *exe, *cwd;
+	json_t *cmdline, *listener;
+	char comm[sizeof(((struct sbx_event *)0)->comm) + 1];
+	char addr[INET6_ADDRSTRLEN];
+	struct sbx_objid ident;
+};
+
+static void store_free(struct req_store *st)
 {
-	json_t *req = json_object(), *obj = json_object(), *proc = json_object();
-	char *exe = event_exe(e), *cwd = event_cwd(e);
-	char hash[32];
-	const char *kind;
+	free(st->exe);
+	free(st->cwd);
+	json_decref(st->cmdline);
+	json_decref(st->listener);
+}
 
+/* The process of pid as /proc shows it (a lookup, a connector's ask) */
+static void proc_fill(struct req_store *st, pid_t pid, struct sbx_request *r)
+{
+	st->exe = proc_link(pid, "exe");
+	st->cwd = proc_link(pid, "cwd");
+	st->cmdline = proc_cmdline(pid);
+	r->process.pid = pid;
+	r->process.exe = st->exe;
+	r->process.cwd = st->cwd;
+	r->process.cmdline = json_is_array(st->cmdline) ? st->cmdline : NULL;
+}
+
+static void event_request(const struct sbx_session_rt *s, const struct sbx_event *e,
+			  const char *object, struct req_store *st, struct sbx_request *r)
+{
 	if (e->flags & (SBX_EVF_NET4 | SBX_EVF_NET6)) {
-		char a[INET6_ADDRSTRLEN] = "?";
-
-		kind = "net";
-		inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
-		json_object_set_new(obj, "family", json_string(e->family == AF_INET6 ? "ipv6" : "ipv4"));
-		json_object_set_new(obj, "addr", json_string(a));
-		json_object_set_new(obj, "port", json_integer(e->port));
-		json_object_set_new(obj, "proto", json_string(e->proto == IPPROTO_TCP || e->proto == IPPROTO_UDP ?
-							      sbx_proto_name(e->proto) : "any"));
-		if (event_name(s, e))
-			json_object_set_new(obj, "name", json_string(event_name(s, e)));
+		sbx_request_init(r, SBX_REQ_NET);
+		inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, st->addr,
+			  sizeof(st->addr));
+		r->family = e->family == AF_INET6 ? "ipv6" : "ipv4";
+		r->addr = st->addr;
+		r->port = e->port;
+		r->proto = e->proto == IPPROTO_TCP || e->proto == IPPROTO_UDP ?
+			   sbx_proto_name(e->proto) : "any";
+		r->learned = event_name(s, e);
 	} else {
-		kind = (e->op == SBX_OP_EXEC || e->op == SBX_OP_MMAP_EXEC) ? "exec" : "file";
-		json_object_set_new(obj, "path", json_string(object));
-		json_object_set_new(obj, "access", json_string(sbx_access_name(e->access)));
-		json_object_set_new(obj, "op", json_string(sbx_op_name(e->op)));
-		json_object_set_new(obj, "dev", json_integer(e->dev));
-		json_object_set_new(obj, "ino", json_integer((json_int_t)e->ino));
+		sbx_request_init(r, (e->op == SBX_OP_EXEC || e->op == SBX_OP_MMAP_EXEC) ?
+				    SBX_REQ_EXEC : SBX_REQ_FILE);
+		r->path = object;
+		r->access = e->access;
+		r->op = sbx_op_name(e->op);
 		if (e->flags & SBX_EVF_ABSTRACT) {
-			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)e->name_hash);
-			json_object_set_new(obj, "abstract", json_true());
-			json_object_set_new(obj, "name_hash", json_string(hash));
-			json_object_del(obj, "dev");
-			json_object_del(obj, "ino");
+			/* a socket name has no inode: its hash is the object */
+			r->abstract = true;
+			r->name_hash = e->name_hash;
+		} else {
+			r->has_ident = true;
+			r->dev = e->dev;
+			r->ino = e->ino;
 		}
 		if (e->flags & SBX_EVF_PEER)
-			json_object_set_new(obj, "listener", peer_json(e));
+			r->listener = st->listener = peer_json(e);
 		if (e->flags & SBX_EVF_NEW_NAME) {
-			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)e->name_hash);
-			json_object_set_new(obj, "new_name", json_true());
-			json_object_set_new(obj, "name_hash", json_string(hash));
+			r->new_name = true;
+			r->name_hash = e->name_hash;
 		}
 	}
-	json_object_set_new(proc, "pid", json_integer(e->pid));
-	json_object_set_new(proc, "uid", json_integer(e->uid));
-	json_object_set_new(proc, "comm", json_stringn_nocheck(e->comm, strnlen(e->comm,
-									       sizeof(e->comm))));
-	json_object_set_new(proc, "exe", exe ? json_string(exe) : json_null());
-	json_object_set_new(proc, "cmdline", event_cmdline(e));
-	json_object_set_new(proc, "cwd", cwd ? json_string(cwd) : json_null());
-	free(exe);
-	free(cwd);
+	memcpy(st->comm, e->comm, sizeof(e->comm));
+	st->comm[sizeof(e->comm)] = 0;
+	st->exe = event_exe(e);
+	st->cwd = event_cwd(e);
+	st->cmdline = event_cmdline(e);
+	r->process.pid = e->pid;
+	r->process.uid = e->uid;
+	r->process.comm = st->comm;
+	r->process.exe = st->exe;
+	r->process.cwd = st->cwd;
+	r->process.cmdline = json_is_array(st->cmdline) ? st->cmdline : NULL;
 
-	json_object_set_new(req, "kind", json_string(kind));
-	json_object_set_new(req, "session", json_string(s->name));
-	json_object_set_new(req, "project", json_string(s->project));
-	json_object_set_new(req, "count", json_integer(1));
-	json_object_set_new(req, "process", proc);
-	json_object_set_new(req, "object", obj);
-	json_object_set_new(req, "rule", rule_json(s, e->rule_id, e->verdict));
-	if (strcmp(kind, "net")) {
-		const char *notice = sbx_grant_annotate(s, obj);
-
-		if (notice)
-			json_object_set_new(req, "notice", json_string(notice));
-	}
-	return req;
+	r->session = s->name;
+	r->project = s->project;
+	rule_fill(s, e->rule_id, e->verdict, r);
+	if (r->kind != SBX_REQ_NET)
+		r->notice = sbx_grant_annotate(s, r, &st->ident);
 }
 
 /*
- * File req (taken) as a new request of s, remembered under key (taken) so
- * that repeats of the same ask fold into it, and tell the terminal the
+ * File r as a new request of s, remembered under key (taken) so that
+ * repeats of the same ask fold into it, and tell the terminal the
  * session was started from (notice.c).
  */
-static void file_request(struct sbx_session_rt *s, char *key, json_t *req)
+static void file_request(struct sbx_session_rt *s, char *key, const struct sbx_request *r)
 {
 	char *id = NULL, *err = NULL;
+	json_t *req = sbx_request_encode(r);
 
-	if (sbx_queue_submit(s->queue, req, &id, &err)) {
-		sbx_warn("session %s: writing a request: %s", s->name, err ? err : "?");
+	if (!req || sbx_queue_submit(s->queue, req, &id, &err)) {
+		sbx_warn("session %s: writing a request: %s", s->name,
+			 !req ? strerror(ENOMEM) : err ? err : "?");
 		free(err);
 		free(key);
 		json_decref(req);
 		return;
 	}
-	sbx_notice_request(s, id, req);
+	sbx_notice_request(s, id, r);
 	json_decref(req);
 	s->pending = sbx_realloc_array(s->pending, s->n_pending + 1, sizeof(*s->pending));
 	s->pending[s->n_pending++] = (struct sbx_pending_rt){
@@ -391,7 +427,14 @@ static void escalate(struct sbx_daemon *d, struct sbx_session_rt *s, const struc
 		free(key);
 		return;
 	}
-	file_request(s, key, event_request(s, e, object));
+	{
+		struct req_store st = { 0 };
+		struct sbx_request r;
+
+		event_request(s, e, object, &st, &r);
+		file_request(s, key, &r);
+		store_free(&st);
+	}
 }
 
 /* Write the folded repeat counts; forget entries whose request was
@@ -622,9 +665,9 @@ int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, json_t *in,
 		   char **id, char **err)
 {
 	const char *kind = sbx_json_str(in, "kind");
-	json_t *obj = json_object_get(in, "object"), *req, *proc;
-	const char *why = sbx_json_str(in, "agent_reason");
-	char *exe, *cwd;
+	json_t *obj = json_object_get(in, "object"), *asked, *req;
+	struct req_store st = { 0 };
+	struct sbx_request r;
 	int rc;
 
 	if (!kind || (strcmp(kind, "command") && strcmp(kind, "access"))) {
@@ -645,19 +688,21 @@ int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, json_t *in,
 		json_decref(obj);
 		return rc;
 	}
-	exe = proc_link(pid, "exe");
-	cwd = proc_link(pid, "cwd");
-	proc = json_pack("{s:i,s:o,s:o,s:o}", "pid", (int)pid, "exe",
-			 exe ? json_string(exe) : json_null(), "cmdline", proc_cmdline(pid), "cwd",
-			 cwd ? json_string(cwd) : json_null());
-	free(exe);
-	free(cwd);
-	req = json_pack("{s:s,s:s,s:s,s:i,s:o,s:O,s:n}", "kind", kind, "session", s->name,
-			"project", s->project, "count", 1, "process", proc, "object", obj, "rule");
-	json_decref(obj);
-	json_object_set_new(json_object_get(req, "process"), "uid", json_integer(s->uid));
-	if (why)
-		json_object_set_new(req, "agent_reason", json_string(why));
+	/* what the caller may say: the kind, the object, its reason */
+	asked = json_pack("{s:s,s:o}", "kind", kind, "object", obj);
+	if (!asked)
+		return -ENOMEM;
+	sbx_request_view(asked, &r);
+	r.agent_reason = sbx_json_str(in, "agent_reason");
+	r.session = s->name;
+	r.project = s->project;
+	r.process.uid = s->uid;
+	proc_fill(&st, pid, &r);
+	req = sbx_request_encode(&r);
+	store_free(&st);
+	json_decref(asked);
+	if (!req)
+		return -ENOMEM;
 	rc = sbx_queue_submit(s->queue, req, id, err);
 	json_decref(req);
 	if (rc)
@@ -751,7 +796,8 @@ static void escalate_host(struct sbx_session_rt *s, const char *name, uint32_t r
 {
 	char *key = sbx_asprintf("host:%s", name);
 	struct sbx_pending_rt *p = pending_find(s, key);
-	json_t *req, *proc;
+	struct req_store st = { 0 };
+	struct sbx_request r;
 
 	if (p || !s->queue) {
 		if (p)
@@ -759,22 +805,16 @@ static void escalate_host(struct sbx_session_rt *s, const char *name, uint32_t r
 		free(key);
 		return;
 	}
-	proc = json_object();
-	if (pid > 0) {
-		char *exe = proc_link(pid, "exe"), *cwd = proc_link(pid, "cwd");
-
-		json_object_set_new(proc, "pid", json_integer(pid));
-		json_object_set_new(proc, "exe", exe ? json_string(exe) : json_null());
-		json_object_set_new(proc, "cmdline", proc_cmdline(pid));
-		json_object_set_new(proc, "cwd", cwd ? json_string(cwd) : json_null());
-		free(exe);
-		free(cwd);
-	}
-	json_object_set_new(proc, "uid", json_integer(s->uid));
-	req = json_pack("{s:s,s:s,s:s,s:i,s:o,s:{s:s},s:o}", "kind", "host", "session", s->name,
-			"project", s->project, "count", 1, "process", proc, "object", "host", name,
-			"rule", rule_json(s, rule_id, SBX_V_ASK));
-	file_request(s, key, req);
+	sbx_request_init(&r, SBX_REQ_HOST);
+	r.host = name;
+	r.session = s->name;
+	r.project = s->project;
+	r.process.uid = s->uid;
+	if (pid > 0)
+		proc_fill(&st, pid, &r);
+	rule_fill(s, rule_id, SBX_V_ASK, &r);
+	file_request(s, key, &r);
+	store_free(&st);
 }
 
 void sbx_events_dns(struct sbx_daemon *d, struct sbx_session_rt *s, const char *name,

@@ -409,25 +409,19 @@ void sbx_grants_apply_remembered(struct sbx_daemon *d, struct sbx_session_rt *s)
 	sbx_remembered_free(v, n);
 }
 
-const char *sbx_grant_annotate(const struct sbx_session_rt *s, json_t *obj)
+const char *sbx_grant_annotate(const struct sbx_session_rt *s, struct sbx_request *r,
+			       struct sbx_objid *id)
 {
-	const char *path = sbx_json_str(obj, "path");
-	const json_t *jdev = json_object_get(obj, "dev"), *jino = json_object_get(obj, "ino");
-	struct sbx_objid id;
-
-	if (!path)
+	if (!r->path)
 		return NULL;
-	if (!json_is_true(json_object_get(obj, "new_name")) && json_is_integer(jdev) &&
-	    json_is_integer(jino) && sbx_objid_nofollow(path, &id) == 0 &&
-	    id.dev == (uint32_t)json_integer_value(jdev) &&
-	    id.ino == (uint64_t)json_integer_value(jino)) {
-		json_object_set_new(obj, "type", json_string(id.type));
-		json_object_set_new(obj, "nlink", json_integer((json_int_t)id.nlink));
-		if (id.btime[0])
-			json_object_set_new(obj, "btime", json_string(id.btime));
+	if (!r->new_name && r->has_ident && !r->abstract && sbx_objid_nofollow(r->path, id) == 0 &&
+	    id->dev == r->dev && id->ino == r->ino) {
+		r->ftype = id->type;
+		r->nlink = (long long)id->nlink;
+		r->btime = id->btime[0] ? id->btime : NULL;
 	}
 	for (size_t i = s->n_notes; i-- > 0;)
-		if (!strcmp(s->notes[i].path, path))
+		if (!strcmp(s->notes[i].path, r->path))
 			return s->notes[i].text;
 	return NULL;
 }

@@ -13,6 +13,8 @@
 #include "queue/request.h"
 #include "user/daemon/state.h"
 
+struct sbx_objid;
+
 /* What a grant is for: the object of a request, or of a remembered answer. */
 struct sbx_grant_obj {
 	enum { SBX_GO_FILE, SBX_GO_NET, SBX_GO_HOST } type;
@@ -69,10 +71,12 @@ void sbx_grants_apply_remembered(struct sbx_daemon *d, struct sbx_session_rt *s)
  * The object of a file request the kernel made, as a person will judge
  * it: its type and hard links (when the path still leads to the inode
  * the kernel reported), and the notice of a remembered answer that no
- * longer applied. Adds "type", "nlink" to obj and returns the notice
- * (the session's string) or NULL.
+ * longer applied. Sets r's type, nlink and btime (strings in *id, which
+ * the caller keeps until r is encoded) and returns the notice (the
+ * session's string) or NULL.
  */
-const char *sbx_grant_annotate(const struct sbx_session_rt *s, json_t *obj);
+const char *sbx_grant_annotate(const struct sbx_session_rt *s, struct sbx_request *r,
+			       struct sbx_objid *id);
 /*
  * An agent's request_access for a path: the daemon, not the agent, says
  * which object it is. The directories are resolved (a path through a

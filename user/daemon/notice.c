@@ -45,7 +45,7 @@ void sbx_notice_close(struct sbx_session_rt *s)
 
 /* The approvers' rule (queue/render.c) on one line: nothing a terminal
  * would act on survives, line breaks are marked, not made */
-static void describe(struct sbx_strbuf *b, const json_t *req)
+static void describe(struct sbx_strbuf *b, const struct sbx_request *req)
 {
 	struct sbx_render_counts c = { 0 };
 	struct sbx_strbuf raw = { 0 };
@@ -58,7 +58,7 @@ static void describe(struct sbx_strbuf *b, const json_t *req)
 	free(raw.p);
 }
 
-void sbx_notice_request(struct sbx_session_rt *s, const char *id, json_t *req)
+void sbx_notice_request(struct sbx_session_rt *s, const char *id, const struct sbx_request *req)
 {
 	struct sbx_strbuf b = { 0 };
 	struct pollfd p;

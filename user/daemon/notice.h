@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 #ifndef SBX_DAEMON_NOTICE_H
 #define SBX_DAEMON_NOTICE_H
-#include <jansson.h>
+#include "queue/request.h"
 
 struct sbx_session_rt;
 
@@ -9,6 +9,6 @@ struct sbx_session_rt;
 void sbx_notice_adopt(struct sbx_session_rt *s, int fd);
 void sbx_notice_close(struct sbx_session_rt *s);
 /* one line on that terminal: request id was filed for what req asks */
-void sbx_notice_request(struct sbx_session_rt *s, const char *id, json_t *req);
+void sbx_notice_request(struct sbx_session_rt *s, const char *id, const struct sbx_request *req);
 
 #endif

@@ -165,7 +165,8 @@ json_t *sbx_api_wrap(const char *project, const char *state, json_t *rec)
 	{
 		struct sbx_render rd;
 
-		sbx_render_request(rec, project, &rd);
+		sbx_request_view(rec, &r);
+		sbx_render_request(&r, project, &rd);
 		json_object_set_new(w, "render", sbx_render_json(&rd));
 		sbx_render_free(&rd);
 	}
