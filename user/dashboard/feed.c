@@ -25,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <microhttpd.h>
 #include "lib/alloc.h"
@@ -33,6 +32,7 @@
 #include "lib/log.h"
 #include "lib/text.h"
 #include "queue/queue.h"
+#include "queue/watch.h"
 #include "user/daemon/control_client.h"
 #include "user/dashboard/api.h"
 #include "user/dashboard/feed.h"
@@ -109,7 +109,8 @@ struct sbx_feed {
 	size_t nstreams;
 	bool stopping, started, use_daemon, sess_dirty;
 	pthread_t feed_th, sess_th;
-	int wakefd, ifd;
+	int wakefd;
+	struct sbx_qwatch *qw;	/* the projects' queues */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -245,7 +246,7 @@ static struct project *project_find_locked(struct sbx_feed *f, const char *dir)
 	return NULL;
 }
 
-static bool can_write(struct sbx_queue *q, const char *sub)
+static bool can_write(struct sbx_queue *q, enum sbx_qdir sub)
 {
 	return faccessat(sbx_queue_dirfd(q, sub), ".", W_OK | X_OK, AT_EACCESS) == 0;
 }
@@ -292,8 +293,8 @@ int sbx_feed_add_project(struct sbx_feed *f, const char *dir, bool from_cli, cha
 		p->error = sbx_asprintf("%s", qerr ? qerr : "cannot open its queue");
 		if (err)
 			*err = sbx_asprintf("%s: %s", real, p->error);
-	} else if (!can_write(p->q, "pending") || !can_write(p->q, "claimed") ||
-		   !can_write(p->q, "done")) {
+	} else if (!can_write(p->q, SBX_QDIR_PENDING) || !can_write(p->q, SBX_QDIR_CLAIMED) ||
+		   !can_write(p->q, SBX_QDIR_DONE)) {
 		/* who may decide is who may write the queue, as for watch */
 		rc = -EACCES;
 		p->error = sbx_strdup("you cannot write its escalations/: its requests are "
@@ -399,7 +400,7 @@ static void scan_done(struct sbx_feed *f, struct project *p)
 	char *err = NULL;
 	size_t i;
 
-	if (sbx_queue_list(p->q, "done", &a, &err) < 0) {
+	if (sbx_queue_list(p->q, SBX_QDIR_DONE, &a, &err) < 0) {
 		free(err);
 		return;
 	}
@@ -435,8 +436,8 @@ static void scan_pending(struct sbx_feed *f, struct project *p)
 	size_t i;
 
 	sbx_queue_expire(p->q, time(NULL), NULL);	/* denied at their deadline */
-	if (sbx_queue_list(p->q, "pending", &a, &err) < 0) {
-		notice(f, p, err ? err : "cannot list escalations/pending/");
+	if (sbx_queue_list(p->q, SBX_QDIR_PENDING, &a, &err) < 0) {
+		notice(f, p, err ? err : "cannot list its requests");
 		free(err);
 		return;
 	}
@@ -470,7 +471,7 @@ static void scan_pending(struct sbx_feed *f, struct project *p)
 				ss->uid = json_integer_value(uid);
 		}
 		f->sess_dirty = true;
-		push_locked(f, "request", sbx_api_wrap(p->dir, "pending", r), false);
+		push_locked(f, "request", sbx_api_wrap(p->dir, SBX_QDIR_PENDING, r), false);
 		pthread_mutex_unlock(&f->lock);
 	}
 	json_decref(a);
@@ -485,25 +486,25 @@ static void scan_pending(struct sbx_feed *f, struct project *p)
 			continue;
 		}
 		snprintf(name, sizeof(name), "%s.json", k->id);
-		if (sbx_queue_read(p->q, "done", k->id, &done, NULL) == 0) {
+		if (sbx_queue_read(p->q, SBX_QDIR_DONE, k->id, &done, NULL) == 0) {
 			pthread_mutex_lock(&f->lock);
 			count_decided_locked(f, p, done);
 			push_locked(f, "decided", json_pack("{s:s,s:s,s:s,s:o}", "project", p->dir,
-							    "state", "done", "id", k->id,
+							    "state", sbx_qdir_name(SBX_QDIR_DONE), "id", k->id,
 							    "request", done), false);
 			known_remove_locked(p, i);
 			f->sess_dirty = true;
 			pthread_mutex_unlock(&f->lock);
 			continue;
 		}
-		if (faccessat(sbx_queue_dirfd(p->q, "claimed"), name, F_OK,
+		if (faccessat(sbx_queue_dirfd(p->q, SBX_QDIR_CLAIMED), name, F_OK,
 			      AT_SYMLINK_NOFOLLOW) == 0) {
 			if (!k->claimed) {
 				pthread_mutex_lock(&f->lock);
 				k->claimed = true;
 				f->sess_dirty = true;
 				push_locked(f, "claimed", json_pack("{s:s,s:s,s:s}", "project", p->dir,
-								    "state", "claimed", "id", k->id),
+								    "state", sbx_qdir_name(SBX_QDIR_CLAIMED), "id", k->id),
 					    false);
 				pthread_mutex_unlock(&f->lock);
 			}
@@ -690,36 +691,20 @@ static void scan_audit(struct sbx_feed *f, struct project *p, bool initial)
 
 /* ---- the feed thread --------------------------------------------------------- */
 
-static void watch_dir(struct sbx_feed *f, int dirfd, uint32_t mask)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", dirfd);
-	if (inotify_add_watch(f->ifd, path, mask) < 0) {
-		/* the scan every second still finds what changed */
-	}
-}
-
+/* a watch that cannot be set is not fatal: the scan every second still
+ * finds what changed */
 static void add_watches(struct sbx_feed *f, struct project *p)
 {
 	if (!p->watched) {
-		watch_dir(f, sbx_queue_dirfd(p->q, "pending"),
-			  IN_MOVED_TO | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_DELETE);
-		watch_dir(f, sbx_queue_dirfd(p->q, "done"), IN_MOVED_TO | IN_CLOSE_WRITE);
-		watch_dir(f, sbx_queue_dirfd(p->q, "claimed"), IN_MOVED_TO | IN_DELETE);
+		sbx_qwatch_add(f->qw, p->q, SBX_QDIR_PENDING, SBX_QW_ARRIVED | SBX_QW_LEFT);
+		sbx_qwatch_add(f->qw, p->q, SBX_QDIR_DONE, SBX_QW_ARRIVED);
+		sbx_qwatch_add(f->qw, p->q, SBX_QDIR_CLAIMED, SBX_QW_ARRIVED | SBX_QW_LEFT);
 		p->watched = true;
 	}
-	if (!p->audit_watched) {
-		/* audit/ appears with the first session */
-		int afd = sbx_openat_beneath(sbx_queue_sandbox_fd(p->q), "audit",
-					     O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-
-		if (afd >= 0) {
-			watch_dir(f, afd, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
-			close(afd);
-			p->audit_watched = true;
-		}
-	}
+	/* audit/ appears with the first session */
+	if (!p->audit_watched)
+		p->audit_watched = sbx_qwatch_add_audit(f->qw, p->q, SBX_QW_APPENDED |
+							SBX_QW_CREATED | SBX_QW_ARRIVED) >= 0;
 }
 
 static struct project **snapshot_projects(struct sbx_feed *f, size_t *n)
@@ -736,9 +721,9 @@ static struct project **snapshot_projects(struct sbx_feed *f, size_t *n)
 
 static void drain(int fd)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	uint64_t v;
 
-	while (read(fd, buf, sizeof(buf)) > 0)
+	while (read(fd, &v, sizeof(v)) > 0)
 		;
 }
 
@@ -748,7 +733,7 @@ static void *feed_main(void *arg)
 	int64_t last_wake = sbx_now_ms(), last_sess = 0;
 
 	for (;;) {
-		struct pollfd pf[2] = { { .fd = f->ifd, .events = POLLIN },
+		struct pollfd pf[2] = { { .fd = sbx_qwatch_fd(f->qw), .events = POLLIN },
 					{ .fd = f->wakefd, .events = POLLIN } };
 		struct project **ps;
 		uint64_t before, after;
@@ -793,11 +778,11 @@ static void *feed_main(void *arg)
 			last_wake = sbx_now_ms();
 		}
 		if (poll(pf, 2, 1000) > 0) {
-			drain(f->ifd);
+			sbx_qwatch_read(f->qw, NULL, NULL);
 			drain(f->wakefd);
 			/* a writer renames several files in a row: take them together */
 			usleep(20000);
-			drain(f->ifd);
+			sbx_qwatch_read(f->qw, NULL, NULL);
 		}
 	}
 	return NULL;
@@ -868,7 +853,7 @@ struct sbx_feed *sbx_feed_new(void)
 	f->ring = sbx_calloc(SBX_FEED_RING, sizeof(*f->ring));
 	f->next = 1;
 	f->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	f->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	f->qw = sbx_qwatch_new();
 	return f;
 }
 
@@ -876,7 +861,7 @@ int sbx_feed_start(struct sbx_feed *f, bool use_daemon)
 {
 	int rc;
 
-	if (f->wakefd < 0 || f->ifd < 0)
+	if (f->wakefd < 0 || !f->qw)
 		return -EMFILE;
 	f->use_daemon = use_daemon;
 	rc = -pthread_create(&f->feed_th, NULL, feed_main, f);
@@ -962,8 +947,7 @@ void sbx_feed_free(struct sbx_feed *f)
 	free(f->status_err);
 	if (f->wakefd >= 0)
 		close(f->wakefd);
-	if (f->ifd >= 0)
-		close(f->ifd);
+	sbx_qwatch_free(f->qw);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
