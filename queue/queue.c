@@ -30,21 +30,17 @@
 #include "queue/queue.h"
 #include "lib/json.h"
 
-enum sub {
-	SUB_PENDING, SUB_CLAIMED, SUB_DONE, SUB_APPLIED, SUB_OUT,
-	SUB_QUARANTINE, SUB_ISSUED, SUB_N
-};
-
-static const char *const sub_names[SUB_N] = {
-	[SUB_PENDING] = "pending", [SUB_CLAIMED] = "claimed", [SUB_DONE] = "done",
-	[SUB_APPLIED] = "applied", [SUB_OUT] = "out",
-	[SUB_QUARANTINE] = "quarantine", [SUB_ISSUED] = "issued",
+/* the one place the sub-folders are named */
+static const char *const sub_names[SBX_QDIR_N] = {
+	[SBX_QDIR_PENDING] = "pending", [SBX_QDIR_CLAIMED] = "claimed", [SBX_QDIR_DONE] = "done",
+	[SBX_QDIR_APPLIED] = "applied", [SBX_QDIR_OUT] = "out",
+	[SBX_QDIR_QUARANTINE] = "quarantine", [SBX_QDIR_ISSUED] = "issued",
 };
 
 struct sbx_queue {
 	char *project;
 	int projfd, sbxfd, escfd;
-	int fd[SUB_N];
+	int fd[SBX_QDIR_N];
 	uid_t uid;
 	gid_t gid;
 };
@@ -77,10 +73,21 @@ static void add_err(char **err, const char *fmt, ...)
 	free(msg);
 }
 
-static int sub_index(const char *sub)
+/* a caller's sub-folder, checked: -1 if it is none */
+static int sub_index(enum sbx_qdir sub)
 {
-	for (int i = 0; i < SUB_N; i++)
-		if (sub && !strcmp(sub, sub_names[i]))
+	return (unsigned)sub < SBX_QDIR_N ? (int)sub : -1;
+}
+
+const char *sbx_qdir_name(enum sbx_qdir sub)
+{
+	return (unsigned)sub < SBX_QDIR_N ? sub_names[sub] : NULL;
+}
+
+int sbx_qdir_parse(const char *name)
+{
+	for (int i = 0; i < SBX_QDIR_N; i++)
+		if (name && !strcmp(name, sub_names[i]))
 			return i;
 	return -1;
 }
@@ -106,7 +113,7 @@ struct sbx_queue *sbx_queue_open(const char *project_dir, unsigned flags,
 		return NULL;
 	}
 	q->projfd = q->sbxfd = q->escfd = -1;
-	for (int i = 0; i < SUB_N; i++)
+	for (int i = 0; i < SBX_QDIR_N; i++)
 		q->fd[i] = -1;
 	q->uid = owner_uid;
 	q->gid = owner_gid;
@@ -146,7 +153,7 @@ struct sbx_queue *sbx_queue_open(const char *project_dir, unsigned flags,
 		goto fail;
 	}
 	q->escfd = fd;
-	for (int i = 0; i < SUB_N; i++) {
+	for (int i = 0; i < SBX_QDIR_N; i++) {
 		/* sub directories are created whenever the queue exists, so
 		 * that a queue made by an older bpfsbx gains new ones */
 		fd = sbx_opendir_beneath(q->escfd, sub_names[i], true, q->uid, q->gid);
@@ -169,7 +176,7 @@ void sbx_queue_close(struct sbx_queue *q)
 {
 	if (!q)
 		return;
-	for (int i = 0; i < SUB_N; i++)
+	for (int i = 0; i < SBX_QDIR_N; i++)
 		if (q->fd[i] >= 0)
 			close(q->fd[i]);
 	if (q->escfd >= 0)
@@ -187,11 +194,39 @@ const char *sbx_queue_project(const struct sbx_queue *q)
 	return q->project;
 }
 
-int sbx_queue_dirfd(struct sbx_queue *q, const char *sub)
+int sbx_queue_dirfd(struct sbx_queue *q, enum sbx_qdir sub)
 {
 	int i = sub_index(sub);
 
 	return i < 0 ? -EINVAL : q->fd[i];
+}
+
+int sbx_queue_count(struct sbx_queue *q, enum sbx_qdir sub)
+{
+	int s = sub_index(sub), fd;
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if (s < 0)
+		return -EINVAL;
+	fd = dup(q->fd[s]);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		n = -errno;
+		if (fd >= 0)
+			close(fd);
+		return n;
+	}
+	rewinddir(d);	/* the dup shares its offset with q's fd */
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+
+		if (de->d_name[0] != '.' && l > 5 && !strcmp(de->d_name + l - 5, ".json"))
+			n++;
+	}
+	closedir(d);
+	return n;
 }
 
 int sbx_queue_sandbox_fd(struct sbx_queue *q)
@@ -279,7 +314,7 @@ static enum read_status read_record(struct sbx_queue *q, int sub, const char *na
 		free(buf);
 		return RD_BAD;
 	}
-	if (sub == SUB_DONE)
+	if (sub == SBX_QDIR_DONE)
 		ok = sbx_queue_validate_done(j, id, why);
 	else
 		ok = sbx_queue_validate_request(j, id, why);
@@ -296,7 +331,7 @@ static enum read_status read_record(struct sbx_queue *q, int sub, const char *na
 	return RD_OK;
 }
 
-int sbx_queue_read(struct sbx_queue *q, const char *sub, const char *id,
+int sbx_queue_read(struct sbx_queue *q, enum sbx_qdir sub, const char *id,
 		   json_t **obj, char **err)
 {
 	char name[SBX_ID_MAX + 8], *why = NULL;
@@ -306,8 +341,8 @@ int sbx_queue_read(struct sbx_queue *q, const char *sub, const char *id,
 
 	if (err)
 		*err = NULL;
-	if (s != SUB_PENDING && s != SUB_CLAIMED && s != SUB_DONE && s != SUB_ISSUED) {
-		sbx_queue_set_err(err, "%s: not a directory of records", sub ? sub : "(null)");
+	if (s != SBX_QDIR_PENDING && s != SBX_QDIR_CLAIMED && s != SBX_QDIR_DONE && s != SBX_QDIR_ISSUED) {
+		sbx_queue_set_err(err, "folder %d: not a directory of records", (int)sub);
 		return -EINVAL;
 	}
 	if (!sbx_id_valid(id)) {
@@ -320,15 +355,15 @@ int sbx_queue_read(struct sbx_queue *q, const char *sub, const char *id,
 	case RD_OK:
 		return 0;
 	case RD_GONE:
-		sbx_queue_set_err(err, "%s/%s: no such request", sub, name);
+		sbx_queue_set_err(err, "%s/%s: no such request", sub_names[s], name);
 		return -ENOENT;
 	case RD_BAD:
-		sbx_queue_set_err(err, "%s/%s: %s (moved to quarantine/)", sub, name, why ? why : "malformed");
+		sbx_queue_set_err(err, "%s/%s: %s (moved to quarantine/)", sub_names[s], name, why ? why : "malformed");
 		sbx_queue_quarantine(q, sub, name, why ? why : "malformed");
 		free(why);
 		return -EBADMSG;
 	default:
-		sbx_queue_set_err(err, "%s/%s: %s", sub, name, why ? why : "cannot read");
+		sbx_queue_set_err(err, "%s/%s: %s", sub_names[s], name, why ? why : "cannot read");
 		free(why);
 		return -EIO;
 	}
@@ -336,13 +371,13 @@ int sbx_queue_read(struct sbx_queue *q, const char *sub, const char *id,
 
 /* ---- quarantine -------------------------------------------------------- */
 
-int sbx_queue_quarantine(struct sbx_queue *q, const char *sub, const char *name,
+int sbx_queue_quarantine(struct sbx_queue *q, enum sbx_qdir sub, const char *name,
 			 const char *why)
 {
-	int s = sub_index(sub), qfd = q->fd[SUB_QUARANTINE], rc = -EEXIST;
+	int s = sub_index(sub), qfd = q->fd[SBX_QDIR_QUARANTINE], rc = -EEXIST;
 	char target[512], whyname[520], *note = NULL, *at;
 
-	if (s < 0 || s == SUB_QUARANTINE || !name || !name[0] || strchr(name, '/') ||
+	if (s < 0 || s == SBX_QDIR_QUARANTINE || !name || !name[0] || strchr(name, '/') ||
 	    !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > 400)
 		return -EINVAL;
 	/* the name is kept (a leading dot becomes "_." so that nothing in
@@ -365,7 +400,7 @@ int sbx_queue_quarantine(struct sbx_queue *q, const char *sub, const char *name,
 	fsync(q->fd[s]);
 	at = sbx_time_rfc3339(time(NULL));
 	if (asprintf(&note, "file: %s/%s\nquarantined: %s\nby: %s (pid %d)\nwhy: %s\n",
-		     sub, name, at ? at : "?", sbx_queue_user(), (int)getpid(),
+		     sub_names[s], name, at ? at : "?", sbx_queue_user(), (int)getpid(),
 		     why ? why : "unknown") < 0)
 		note = NULL;
 	free(at);
@@ -427,7 +462,7 @@ static int scan(struct sbx_queue *q, int s, json_t *out, char **err)
 			 * writer may still be at work */
 			if (fstatat(q->fd[s], name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    time(NULL) - st.st_mtime > SBX_TMP_GRACE_S) {
-				if (sbx_queue_quarantine(q, sub_names[s], name,
+				if (sbx_queue_quarantine(q, s, name,
 					"abandoned temporary file (its writer died before renaming it)") == 0)
 					add_err(err, "%s/%s: abandoned temporary file, moved to quarantine/",
 						sub_names[s], name);
@@ -435,13 +470,13 @@ static int scan(struct sbx_queue *q, int s, json_t *out, char **err)
 			continue;
 		}
 		if (!file_id(name, id, sizeof(id))) {
-			if (sbx_queue_quarantine(q, sub_names[s], name,
+			if (sbx_queue_quarantine(q, s, name,
 				"foreign file: queue files are named ID.json with a bpfsbx request id") == 0)
 				add_err(err, "%s/%s: foreign file, moved to quarantine/",
 					sub_names[s], name);
 			continue;
 		}
-		if ((s == SUB_PENDING || s == SUB_CLAIMED) && exists_at(q->fd[SUB_DONE], name)) {
+		if ((s == SBX_QDIR_PENDING || s == SBX_QDIR_CLAIMED) && exists_at(q->fd[SBX_QDIR_DONE], name)) {
 			/* decided, but the writer died before removing the
 			 * request or claim: finish its work. The decision in
 			 * done/ is final; this copy is the request it answered. */
@@ -451,7 +486,7 @@ static int scan(struct sbx_queue *q, int s, json_t *out, char **err)
 		}
 		r = read_record(q, s, name, id, &j, NULL, &st, &why);
 		if (r == RD_BAD) {
-			int qr = sbx_queue_quarantine(q, sub_names[s], name, why);
+			int qr = sbx_queue_quarantine(q, s, name, why);
 
 			/* -ENOENT: another reader moved it first */
 			if (qr == 0)
@@ -490,7 +525,7 @@ static int scan(struct sbx_queue *q, int s, json_t *out, char **err)
 	return 0;
 }
 
-int sbx_queue_list(struct sbx_queue *q, const char *sub, json_t **array, char **err)
+int sbx_queue_list(struct sbx_queue *q, enum sbx_qdir sub, json_t **array, char **err)
 {
 	int s = sub_index(sub), rc;
 	json_t *a;
@@ -498,9 +533,9 @@ int sbx_queue_list(struct sbx_queue *q, const char *sub, json_t **array, char **
 	if (err)
 		*err = NULL;
 	*array = NULL;
-	if (s != SUB_PENDING && s != SUB_CLAIMED && s != SUB_DONE) {
-		sbx_queue_set_err(err, "%s: only pending, claimed and done can be listed",
-			sub ? sub : "(null)");
+	if (s != SBX_QDIR_PENDING && s != SBX_QDIR_CLAIMED && s != SBX_QDIR_DONE) {
+		sbx_queue_set_err(err, "folder %d: only pending, claimed and done can be listed",
+			(int)sub);
 		return -EINVAL;
 	}
 	a = json_array();
@@ -530,7 +565,7 @@ static bool id_prefix_ok(const char *p)
 int sbx_queue_find_id(struct sbx_queue *const *qs, size_t nq, const char *prefix,
 		      char **id, size_t *which, char **err)
 {
-	static const int subs[] = { SUB_PENDING, SUB_CLAIMED, SUB_DONE };
+	static const int subs[] = { SBX_QDIR_PENDING, SBX_QDIR_CLAIMED, SBX_QDIR_DONE };
 	char found[SBX_ID_MAX + 8] = "", cand[SBX_ID_MAX + 8];
 	struct sbx_strbuf names = { 0 };
 	size_t n = 0, plen;
@@ -625,7 +660,7 @@ static void sweep_tmp(struct sbx_queue *q, int s, char **err)
 			continue;
 		if (fstatat(q->fd[s], de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    time(NULL) - st.st_mtime > SBX_TMP_GRACE_S &&
-		    sbx_queue_quarantine(q, sub_names[s], de->d_name,
+		    sbx_queue_quarantine(q, s, de->d_name,
 			"abandoned temporary file (its writer died before renaming it)") == 0)
 			add_err(err, "%s/%s: abandoned temporary file, moved to quarantine/",
 				sub_names[s], de->d_name);
@@ -636,7 +671,7 @@ static void sweep_tmp(struct sbx_queue *q, int s, char **err)
 int sbx_queue_recover(struct sbx_queue *q, char **err)
 {
 	/* done first: a request or claim is only removed for a valid decision */
-	static const int order[] = { SUB_DONE, SUB_CLAIMED, SUB_PENDING, SUB_ISSUED };
+	static const int order[] = { SBX_QDIR_DONE, SBX_QDIR_CLAIMED, SBX_QDIR_PENDING, SBX_QDIR_ISSUED };
 	int rc = 0;
 
 	if (err)
@@ -647,8 +682,8 @@ int sbx_queue_recover(struct sbx_queue *q, char **err)
 		if (r && !rc)
 			rc = r;
 	}
-	sweep_tmp(q, SUB_OUT, err);
-	sweep_tmp(q, SUB_APPLIED, err);
+	sweep_tmp(q, SBX_QDIR_OUT, err);
+	sweep_tmp(q, SBX_QDIR_APPLIED, err);
 	return rc;
 }
 
@@ -722,9 +757,9 @@ int sbx_queue_submit(struct sbx_queue *q, json_t *req, char **id_out, char **err
 	/* issued/ first: a decision is only ever accepted for a request
 	 * that was issued, so a crash between the two writes leaves an
 	 * unused issued copy, never an unknown pending one */
-	rc = write_record(q, SUB_ISSUED, id, req, SBX_W_NOREPLACE);
+	rc = write_record(q, SBX_QDIR_ISSUED, id, req, SBX_W_NOREPLACE);
 	if (!rc)
-		rc = write_record(q, SUB_PENDING, id, req, SBX_W_NOREPLACE);
+		rc = write_record(q, SBX_QDIR_PENDING, id, req, SBX_W_NOREPLACE);
 	if (rc) {
 		sbx_queue_set_err(err, "%s: writing request %s: %s", q->project, id, strerror(-rc));
 		free(id);
@@ -749,7 +784,7 @@ int sbx_queue_bump(struct sbx_queue *q, const char *id, unsigned by)
 	if (!sbx_id_valid(id))
 		return -EINVAL;
 	id_file(name, sizeof(name), id);
-	r = read_record(q, SUB_PENDING, name, id, &j, NULL, &st, &why);
+	r = read_record(q, SBX_QDIR_PENDING, name, id, &j, NULL, &st, &why);
 	free(why);
 	if (r == RD_GONE)
 		return -ENOENT;
@@ -760,7 +795,7 @@ int sbx_queue_bump(struct sbx_queue *q, const char *id, unsigned by)
 	n = n > INT64_MAX - (json_int_t)by ? INT64_MAX : n + (json_int_t)by;
 	json_object_set_new(j, "count", json_integer(n));
 	/* replace only if still pending: a claimed request stays claimed */
-	rc = write_record(q, SUB_PENDING, id, j, SBX_W_EXISTING);
+	rc = write_record(q, SBX_QDIR_PENDING, id, j, SBX_W_EXISTING);
 	json_decref(j);
 	return rc;
 }
@@ -782,7 +817,7 @@ int sbx_queue_claim(struct sbx_queue *q, const char *id, json_t **req, char **er
 		return -EINVAL;
 	}
 	id_file(name, sizeof(name), id);
-	rc = sbx_rename_noreplace(q->fd[SUB_PENDING], name, q->fd[SUB_CLAIMED], name);
+	rc = sbx_rename_noreplace(q->fd[SBX_QDIR_PENDING], name, q->fd[SBX_QDIR_CLAIMED], name);
 	if (rc == -ENOENT) {
 		sbx_queue_set_err(err, "%s: not pending (claimed by another approver, decided, or unknown)", id);
 		return -ENOENT;
@@ -795,13 +830,13 @@ int sbx_queue_claim(struct sbx_queue *q, const char *id, json_t **req, char **er
 		sbx_queue_set_err(err, "%s: claim failed: %s", id, strerror(-rc));
 		return rc;
 	}
-	fsync(q->fd[SUB_CLAIMED]);
+	fsync(q->fd[SBX_QDIR_CLAIMED]);
 	/* the claim's time starts its lease (see SBX_CLAIM_LEASE_S) */
-	utimensat(q->fd[SUB_CLAIMED], name, NULL, AT_SYMLINK_NOFOLLOW);
-	r = read_record(q, SUB_CLAIMED, name, id, &j, NULL, &st, &why);
+	utimensat(q->fd[SBX_QDIR_CLAIMED], name, NULL, AT_SYMLINK_NOFOLLOW);
+	r = read_record(q, SBX_QDIR_CLAIMED, name, id, &j, NULL, &st, &why);
 	if (r != RD_OK) {
 		if (r == RD_BAD)
-			sbx_queue_quarantine(q, "claimed", name, why);
+			sbx_queue_quarantine(q, SBX_QDIR_CLAIMED, name, why);
 		sbx_queue_set_err(err, "%s: %s", id, why ? why : "vanished after the claim");
 		free(why);
 		return r == RD_GONE ? -ENOENT : -EBADMSG;
@@ -831,19 +866,19 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 		return -EINVAL;
 	}
 	id_file(name, sizeof(name), id);
-	src = SUB_CLAIMED;
+	src = SBX_QDIR_CLAIMED;
 	r = read_record(q, src, name, id, &j, NULL, &st, &why);
 	if (r == RD_GONE) {
 		/* deciding an unclaimed request (expiry, or a tool that does
 		 * not claim): done/ still admits only one decision */
-		src = SUB_PENDING;
+		src = SBX_QDIR_PENDING;
 		free(why);
 		why = NULL;
 		r = read_record(q, src, name, id, &j, NULL, &st, &why);
 	}
 	if (r == RD_GONE) {
 		free(why);
-		if (exists_at(q->fd[SUB_DONE], name)) {
+		if (exists_at(q->fd[SBX_QDIR_DONE], name)) {
 			sbx_queue_set_err(err, "%s: already decided", id);
 			return -EEXIST;
 		}
@@ -852,7 +887,7 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 	}
 	if (r != RD_OK) {
 		if (r == RD_BAD)
-			sbx_queue_quarantine(q, sub_names[src], name, why);
+			sbx_queue_quarantine(q, src, name, why);
 		sbx_queue_set_err(err, "%s: %s", id, why ? why : "cannot read the request");
 		free(why);
 		return -EBADMSG;
@@ -900,7 +935,7 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 		json_decref(j);
 		return -EINVAL;
 	}
-	rc = write_record(q, SUB_DONE, id, j, SBX_W_NOREPLACE);
+	rc = write_record(q, SBX_QDIR_DONE, id, j, SBX_W_NOREPLACE);
 	json_decref(j);
 	if (rc == -EEXIST) {
 		sbx_queue_set_err(err, "%s: already decided", id);
@@ -917,8 +952,8 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 	}
 	/* if someone claimed it while we decided it unclaimed, the claim
 	 * is now stale; recovery would remove it too */
-	if (src == SUB_PENDING)
-		unlinkat(q->fd[SUB_CLAIMED], name, 0);
+	if (src == SBX_QDIR_PENDING)
+		unlinkat(q->fd[SBX_QDIR_CLAIMED], name, 0);
 	if (overdue) {
 		sbx_queue_set_err(err, "%s: its deadline has passed: it is denied (expired), not "
 				  "approved; the agent has to ask again", id);
@@ -931,14 +966,14 @@ static bool claim_expired(struct sbx_queue *q, const char *name, time_t now)
 {
 	struct stat st;
 
-	if (fstatat(q->fd[SUB_CLAIMED], name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(q->fd[SBX_QDIR_CLAIMED], name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
 	return now - st.st_mtime >= SBX_CLAIM_LEASE_S;
 }
 
 int sbx_queue_expire(struct sbx_queue *q, time_t now, unsigned *n_expired)
 {
-	static const int subs[] = { SUB_PENDING, SUB_CLAIMED };
+	static const int subs[] = { SBX_QDIR_PENDING, SBX_QDIR_CLAIMED };
 	struct sbx_decision_rec d = {
 		.approve = false, .scope = SBX_SCOPE_ONCE, .by = "bpfsbx",
 		.note = "no decision before the deadline", .expired = true,
@@ -965,11 +1000,11 @@ int sbx_queue_expire(struct sbx_queue *q, time_t now, unsigned *n_expired)
 			    dl > now)
 				continue;
 			id_file(name, sizeof(name), id);
-			if (subs[k] == SUB_PENDING) {
+			if (subs[k] == SBX_QDIR_PENDING) {
 				/* claim it first, so that an approver who is
 				 * just claiming it loses cleanly */
-				if (sbx_rename_noreplace(q->fd[SUB_PENDING], name,
-							 q->fd[SUB_CLAIMED], name))
+				if (sbx_rename_noreplace(q->fd[SBX_QDIR_PENDING], name,
+							 q->fd[SBX_QDIR_CLAIMED], name))
 					continue;
 			} else if (!claim_expired(q, name, now)) {
 				continue;
@@ -1015,7 +1050,7 @@ int sbx_queue_mark_applied_ident(struct sbx_queue *q, const char *id,
 	json_decref(j);
 	if (!text)
 		return -ENOMEM;
-	rc = sbx_write_atomic(q->fd[SUB_APPLIED], id, text, strlen(text), SBX_W_REPLACE,
+	rc = sbx_write_atomic(q->fd[SBX_QDIR_APPLIED], id, text, strlen(text), SBX_W_REPLACE,
 			      q->uid, q->gid);
 	free(text);
 	return rc;
@@ -1032,7 +1067,7 @@ int sbx_queue_mark_applied(struct sbx_queue *q, const char *id)
 	if (!sbx_id_valid(id))
 		return -EINVAL;
 	id_file(name, sizeof(name), id);
-	rc = sbx_read_file_at(q->fd[SUB_DONE], name, SBX_QUEUE_FILE_MAX, &buf, &len, &st);
+	rc = sbx_read_file_at(q->fd[SBX_QDIR_DONE], name, SBX_QUEUE_FILE_MAX, &buf, &len, &st);
 	if (rc)
 		return rc;
 	ident.dev = st.st_dev;
@@ -1044,7 +1079,7 @@ int sbx_queue_mark_applied(struct sbx_queue *q, const char *id)
 
 bool sbx_queue_is_applied(struct sbx_queue *q, const char *id)
 {
-	return sbx_id_valid(id) && exists_at(q->fd[SUB_APPLIED], id);
+	return sbx_id_valid(id) && exists_at(q->fd[SBX_QDIR_APPLIED], id);
 }
 
 /* the request part of a decision: everything but what deciding adds */
@@ -1091,7 +1126,7 @@ int sbx_queue_check_done(struct sbx_queue *q, const char *name, unsigned flags,
 		why = strdup("foreign file: queue files are named ID.json with a bpfsbx request id");
 		goto bad;
 	}
-	r = read_record(q, SUB_DONE, name, id, &j, &raw, &st, &why);
+	r = read_record(q, SBX_QDIR_DONE, name, id, &j, &raw, &st, &why);
 	if (r == RD_GONE) {
 		free(why);
 		return -ENOENT;
@@ -1113,7 +1148,7 @@ int sbx_queue_check_done(struct sbx_queue *q, const char *name, unsigned flags,
 		json_error_t jerr;
 		size_t alen;
 
-		if (sbx_read_file_at(q->fd[SUB_APPLIED], id, 4096, &abuf, &alen, NULL) == 0)
+		if (sbx_read_file_at(q->fd[SBX_QDIR_APPLIED], id, 4096, &abuf, &alen, NULL) == 0)
 			applied = json_loadb(abuf, alen, 0, &jerr);
 		if (applied &&
 		    !strcmp(sbx_json_str(applied, "sha256") ?: "", me.sha256) &&
@@ -1126,7 +1161,7 @@ int sbx_queue_check_done(struct sbx_queue *q, const char *name, unsigned flags,
 			     "and this is a different file");
 		goto bad;
 	}
-	if (sbx_read_file_at(q->fd[SUB_ISSUED], name, SBX_QUEUE_FILE_MAX, &abuf, NULL, NULL) == 0) {
+	if (sbx_read_file_at(q->fd[SBX_QDIR_ISSUED], name, SBX_QUEUE_FILE_MAX, &abuf, NULL, NULL) == 0) {
 		json_error_t jerr;
 
 		issued = json_loads(abuf, JSON_REJECT_DUPLICATES, &jerr);
@@ -1144,7 +1179,7 @@ int sbx_queue_check_done(struct sbx_queue *q, const char *name, unsigned flags,
 	goto out;
 bad:
 	if (flags & SBX_CHECK_QUARANTINE)
-		sbx_queue_quarantine(q, "done", name, why);
+		sbx_queue_quarantine(q, SBX_QDIR_DONE, name, why);
 	json_decref(j);
 	j = NULL;
 	verdict = SBX_DONE_BAD;
@@ -1193,7 +1228,7 @@ int sbx_queue_wait_done(struct sbx_queue *q, const char *id, int timeout_ms,
 		return rc;
 	}
 	/* our own fd: the one magic link we follow on purpose */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", q->fd[SUB_DONE]);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", q->fd[SBX_QDIR_DONE]);
 	if (inotify_add_watch(ifd, path, IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE) < 0) {
 		rc = -errno;
 		sbx_queue_set_err(err, "inotify on done/: %s", strerror(errno));
@@ -1207,7 +1242,7 @@ int sbx_queue_wait_done(struct sbx_queue *q, const char *id, int timeout_ms,
 
 		/* look after the watch exists, so a decision written between
 		 * the look and the poll still wakes us */
-		r = read_record(q, SUB_DONE, name, id, done, NULL, &st, &why);
+		r = read_record(q, SBX_QDIR_DONE, name, id, done, NULL, &st, &why);
 		if (r == RD_OK) {
 			rc = 0;
 			break;

@@ -58,9 +58,24 @@ struct sbx_queue *sbx_queue_open(const char *project_dir, unsigned flags,
 				 uid_t owner_uid, gid_t owner_gid, char **err);
 void sbx_queue_close(struct sbx_queue *q);
 const char *sbx_queue_project(const struct sbx_queue *q);
-/* directory fd of escalations/<sub> (pending, claimed, done, applied, out,
- * quarantine), for inotify and openat; owned by the queue */
-int sbx_queue_dirfd(struct sbx_queue *q, const char *sub);
+
+/* The sub-folders of escalations/. Their names on disk are queue/'s
+ * alone: callers name a folder by this enum (the dashboard's "state" of
+ * a request is sbx_qdir_name() of its folder). */
+enum sbx_qdir {
+	SBX_QDIR_PENDING, SBX_QDIR_CLAIMED, SBX_QDIR_DONE, SBX_QDIR_APPLIED,
+	SBX_QDIR_OUT, SBX_QDIR_QUARANTINE, SBX_QDIR_ISSUED, SBX_QDIR_N
+};
+/* the folder's name (NULL if sub is none) */
+const char *sbx_qdir_name(enum sbx_qdir sub);
+/* the folder of that name, or -1 */
+int sbx_qdir_parse(const char *name);
+
+/* directory fd of escalations/<sub>, for openat; owned by the queue.
+ * To wait for changes in it, see queue/watch.h. */
+int sbx_queue_dirfd(struct sbx_queue *q, enum sbx_qdir sub);
+/* how many records (ID.json) escalations/<sub> holds, or -errno */
+int sbx_queue_count(struct sbx_queue *q, enum sbx_qdir sub);
 
 /* Time-sortable id, unique across processes: "YYYYMMDDTHHMMSS.uuuuuuZ-PID-RAND" */
 char *sbx_id_new(void);
@@ -87,8 +102,8 @@ int sbx_queue_submit(struct sbx_queue *q, json_t *req, char **id_out, char **err
 
 /* Pending requests sorted by id. Malformed or foreign files met on the
  * way are quarantined (never deleted) and reported through *err. */
-int sbx_queue_list(struct sbx_queue *q, const char *sub, json_t **array, char **err);
-int sbx_queue_read(struct sbx_queue *q, const char *sub, const char *id,
+int sbx_queue_list(struct sbx_queue *q, enum sbx_qdir sub, json_t **array, char **err);
+int sbx_queue_read(struct sbx_queue *q, enum sbx_qdir sub, const char *id,
 		   json_t **obj, char **err);
 /*
  * What a person typed for a request id, as git takes a short hash: a
@@ -136,7 +151,7 @@ int sbx_queue_decide(struct sbx_queue *q, const char *id,
 int sbx_queue_expire(struct sbx_queue *q, time_t now, unsigned *n_expired);
 
 /* Move escalations/<sub>/<name> to quarantine/ with a .why note. */
-int sbx_queue_quarantine(struct sbx_queue *q, const char *sub, const char *name,
+int sbx_queue_quarantine(struct sbx_queue *q, enum sbx_qdir sub, const char *name,
 			 const char *why);
 
 /* The daemon's marker that a decision reached the kernel. */

@@ -125,7 +125,7 @@ int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 	const char *id = sbx_json_str(req, "id");
 	const char *text = sbx_json_str(obj, "command");
 	const char *cwd = sbx_json_str(obj, "cwd");
-	int outdir = sbx_queue_dirfd(q, "out"), claimdir = sbx_queue_dirfd(q, "claimed");
+	int outdir = sbx_queue_dirfd(q, SBX_QDIR_OUT), claimdir = sbx_queue_dirfd(q, SBX_QDIR_CLAIMED);
 	char tmp[SBX_ID_MAX + 64], final[SBX_ID_MAX + 8], claimname[SBX_ID_MAX + 8];
 	char *started, *finished, buf[65536];
 	uint64_t total = 0, kept = 0;
@@ -354,7 +354,7 @@ static int not_pending(struct sbx_queue *q, const char *id, char **err)
 	json_t *done = NULL;
 
 	snprintf(name, sizeof(name), "%s.json", id);
-	if (sbx_queue_read(q, "done", id, &done, NULL) == 0) {
+	if (sbx_queue_read(q, SBX_QDIR_DONE, id, &done, NULL) == 0) {
 		const json_t *d = json_object_get(done, "decision");
 
 		sbx_queue_set_err(err, "%s: already decided (%s %s by %s at %s%s)", id,
@@ -366,7 +366,7 @@ static int not_pending(struct sbx_queue *q, const char *id, char **err)
 		json_decref(done);
 		return -EEXIST;
 	}
-	if (faccessat(sbx_queue_dirfd(q, "claimed"), name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (faccessat(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 		sbx_queue_set_err(err, "%s: taken by another approver", id);
 		return -EBUSY;
 	}
@@ -471,7 +471,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 		sbx_queue_set_err(err, "%s: not a request id", id ? id : "(null)");
 		return -EINVAL;
 	}
-	rc = sbx_queue_read(q, "pending", id, &req, &inner);
+	rc = sbx_queue_read(q, SBX_QDIR_PENDING, id, &req, &inner);
 	if (rc == -ENOENT) {
 		free(inner);
 		return not_pending(q, id, err);
@@ -557,6 +557,6 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 		return rc;
 	}
 	if (done)
-		sbx_queue_read(q, "done", id, done, NULL);
+		sbx_queue_read(q, SBX_QDIR_DONE, id, done, NULL);
 	return 0;
 }

@@ -347,7 +347,7 @@ char *tc_decide_next(const char *project, bool approve, const char *note, int ti
 
 		if (!q)
 			q = sbx_queue_open(project, 0, (uid_t)-1, (gid_t)-1, NULL);
-		if (q && sbx_queue_list(q, "pending", &arr, NULL) == 0 && json_array_size(arr)) {
+		if (q && sbx_queue_list(q, SBX_QDIR_PENDING, &arr, NULL) == 0 && json_array_size(arr)) {
 			id = strdup(json_string_value(json_object_get(json_array_get(arr, 0), "id")));
 			json_decref(arr);
 			break;

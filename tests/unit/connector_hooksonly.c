@@ -52,7 +52,7 @@ static size_t pending(struct sbx_queue *q, json_t **arr)
 	char *err = NULL;
 
 	*arr = NULL;
-	sbx_queue_list(q, "pending", arr, &err);
+	sbx_queue_list(q, SBX_QDIR_PENDING, arr, &err);
 	free(err);
 	return json_array_size(*arr);
 }
@@ -158,7 +158,7 @@ SBX_TEST(connector_hooksonly, overdue_request_cannot_be_approved)
 	}
 	CU_ASSERT_NOT_EQUAL(st, 0);
 	CU_ASSERT_PTR_NOT_NULL(x && strstr(x, "deadline has passed"));
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "done", id, &done, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, id, &done, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(done, "decision"),
 								 "verdict")) ?: "", "deny");
 	CU_ASSERT_TRUE(json_is_true(json_object_get(json_object_get(done, "decision"), "expired")));

@@ -119,9 +119,9 @@ SBX_TEST(dashboard, bodies_are_checked_before_anything_is_claimed)
 	{
 		json_t *r = NULL;
 
-		CU_ASSERT_EQUAL(sbx_queue_read(q, "pending", id, &r, NULL), 0);
+		CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_PENDING, id, &r, NULL), 0);
 		json_decref(r);
-		CU_ASSERT_EQUAL(sbx_queue_read(q, "done", id, &r, NULL), -ENOENT);
+		CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, id, &r, NULL), -ENOENT);
 	}
 	sbx_feed_free(f);
 	sbx_queue_close(q);
@@ -167,7 +167,7 @@ SBX_TEST(dashboard, concurrent_decisions_decide_once)
 	}
 	CU_ASSERT_EQUAL(ok, 1);
 	CU_ASSERT_EQUAL(conflict, 7);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "done", id, &done, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, id, &done, NULL), 0);
 	json_decref(done);
 	/* and once decided, a later one is 409 with the decision named */
 	CU_ASSERT_EQUAL(sbx_api_decide(&r[0].d, &out), 409);

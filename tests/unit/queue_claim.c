@@ -83,14 +83,14 @@ SBX_TEST(queue, claim_race_one_winner)
 			bad_rounds++;
 		odd_total += odd;
 		snprintf(name, sizeof(name), "%s.json", id);
-		CU_ASSERT_TRUE(tq_exists(sbx_queue_dirfd(q, "claimed"), name));
-		CU_ASSERT_FALSE(tq_exists(sbx_queue_dirfd(q, "pending"), name));
+		CU_ASSERT_TRUE(tq_exists(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), name));
+		CU_ASSERT_FALSE(tq_exists(sbx_queue_dirfd(q, SBX_QDIR_PENDING), name));
 		free(id);
 	}
 	CU_ASSERT_EQUAL(bad_rounds, 0);
 	CU_ASSERT_EQUAL(odd_total, 0);
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "claimed"), 0), ROUNDS);
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "pending"), 0), 0);
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), 0), ROUNDS);
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 0), 0);
 	sbx_queue_close(q);
 }
 
@@ -114,8 +114,8 @@ SBX_TEST(queue, decide_race_one_decision)
 	}
 	CU_ASSERT_EQUAL(bad_rounds, 0);
 	CU_ASSERT_EQUAL(odd_total, 0);
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "done"), 0), 20);
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "claimed"), 0), 0);
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_DONE), 0), 20);
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), 0), 0);
 	sbx_queue_close(q);
 }
 
@@ -136,15 +136,15 @@ SBX_TEST(queue, second_decision_changes_nothing)
 	/* a second claim loses */
 	CU_ASSERT_EQUAL(sbx_queue_claim(q, id, NULL, NULL), -ENOENT);
 	CU_ASSERT_EQUAL(sbx_queue_decide(q, id, &yes, NULL), 0);
-	CU_ASSERT_FALSE(tq_exists(sbx_queue_dirfd(q, "claimed"), name));
-	before = tq_read(sbx_queue_dirfd(q, "done"), name);
+	CU_ASSERT_FALSE(tq_exists(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), name));
+	before = tq_read(sbx_queue_dirfd(q, SBX_QDIR_DONE), name);
 	CU_ASSERT_EQUAL(sbx_queue_decide(q, id, &no, &err), -EEXIST);
 	CU_ASSERT_PTR_NOT_NULL(err);
-	after = tq_read(sbx_queue_dirfd(q, "done"), name);
+	after = tq_read(sbx_queue_dirfd(q, SBX_QDIR_DONE), name);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(before);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(after);
 	CU_ASSERT_STRING_EQUAL(before, after);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "done", id, &done, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, id, &done, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(done, "decision"),
 								  "verdict")), "approve");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(done, "decision"),

@@ -41,7 +41,7 @@ static json_t *done_of(struct sbx_queue *q, const char *id)
 {
 	json_t *d = NULL;
 
-	sbx_queue_read(q, "done", id, &d, NULL);
+	sbx_queue_read(q, SBX_QDIR_DONE, id, &d, NULL);
 	return d;
 }
 
@@ -193,8 +193,8 @@ static void cli_command_runs_with_result_body(void)
 		free(out);
 		free(err);
 		/* and nothing happened */
-		CU_ASSERT_TRUE(tq_exists(sbx_queue_dirfd(q, "pending"), "") || true);
-		CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "pending"), 0), 1);
+		CU_ASSERT_TRUE(tq_exists(sbx_queue_dirfd(q, SBX_QDIR_PENDING), "") || true);
+		CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 0), 1);
 	}
 	{
 		char *argv[] = { "bpfsbx", "approve", id, "--dir", (char *)sbx_queue_project(q), NULL };
@@ -216,7 +216,7 @@ static void cli_command_runs_with_result_body(void)
 	snprintf(outname, sizeof(outname), "out/%s.txt", id);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r, "output")) ?: "", outname);
 	snprintf(outname, sizeof(outname), "%s.txt", id);
-	CU_ASSERT_EQUAL(fstatat(sbx_queue_dirfd(q, "out"), outname, &st, 0), 0);
+	CU_ASSERT_EQUAL(fstatat(sbx_queue_dirfd(q, SBX_QDIR_OUT), outname, &st, 0), 0);
 	CU_ASSERT_EQUAL(st.st_size, SBX_CMD_OUTPUT_MAX);
 	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
 	/* it ran in the request's cwd */
@@ -250,7 +250,7 @@ static void cli_command_runs_with_result_body(void)
 		CU_ASSERT_EQUAL(json_integer_value(json_object_get(r, "exit_code")), 0);
 		CU_ASSERT_TRUE(json_is_false(json_object_get(r, "truncated")));
 		snprintf(outname, sizeof(outname), "%s.txt", id);
-		text = tq_read(sbx_queue_dirfd(q, "out"), outname);
+		text = tq_read(sbx_queue_dirfd(q, SBX_QDIR_OUT), outname);
 		CU_ASSERT_STRING_EQUAL(text ? text : "", "out\nerr\n");
 		free(text);
 		json_decref(d);
@@ -525,7 +525,7 @@ static void cli_watch_auto_body(void)
 	d = done_of(q, a);
 	CU_ASSERT_STRING_EQUAL(dec(d, "verdict") ?: "", "deny");
 	json_decref(d);
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "pending"), 0), 0);
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 0), 0);
 
 	/* live: decides what arrives; a command gets scope once */
 	CU_ASSERT_TRUE_FATAL(spawn(&c, argv_live, NULL));
@@ -657,7 +657,7 @@ static void cli_watch_terminal_keys_body(void)
 	/* the command: 'a' is refused (commands run once), 'o' runs it */
 	CU_ASSERT_EQUAL(write(master, "a", 1), 1);
 	usleep(500 * 1000);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "pending", b, &d, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_PENDING, b, &d, NULL), 0);
 	json_decref(d);
 	d = NULL;
 	CU_ASSERT_EQUAL(write(master, "o", 1), 1);

@@ -75,10 +75,10 @@ static int do_decide(struct sbx_queue *q, const char *id, char **out)
 }
 
 /* age every leftover temporary file, then check recovery quarantines it */
-static void check_leftovers(struct sbx_queue *q, const char *sub)
+static void check_leftovers(struct sbx_queue *q, enum sbx_qdir sub)
 {
 	int fd = sbx_queue_dirfd(q, sub), before = tq_count(fd, 1);
-	int qfd = sbx_queue_dirfd(q, "quarantine"), qbefore = tq_count(qfd, 0);
+	int qfd = sbx_queue_dirfd(q, SBX_QDIR_QUARANTINE), qbefore = tq_count(qfd, 0);
 	int finals = tq_count(fd, 0), dfd;
 	struct dirent *de;
 	char *err = NULL;
@@ -136,12 +136,12 @@ SBX_TEST(queue, submit_killed_at_every_step)
 			CU_ASSERT_TRUE(sbx_id_valid(reported));
 			steps = k - 1;
 		}
-		CU_ASSERT_EQUAL(sbx_queue_list(q, "pending", &a, &err), 0);
+		CU_ASSERT_EQUAL(sbx_queue_list(q, SBX_QDIR_PENDING, &a, &err), 0);
 		/* leftovers are young: ignored, nothing quarantined */
 		CU_ASSERT_PTR_NULL(err);
 		CU_ASSERT_TRUE(json_array_size(a) <= 1);
 		/* every file under a final name is a complete record */
-		CU_ASSERT_EQUAL((size_t)tq_count(sbx_queue_dirfd(q, "pending"), 0), json_array_size(a));
+		CU_ASSERT_EQUAL((size_t)tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 0), json_array_size(a));
 		if (reported[0]) {
 			CU_ASSERT_EQUAL(json_array_size(a), 1);
 			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(a, 0),
@@ -152,14 +152,14 @@ SBX_TEST(queue, submit_killed_at_every_step)
 			json_t *iss = NULL;
 			const char *id = json_string_value(json_object_get(json_array_get(a, 0), "id"));
 
-			CU_ASSERT_EQUAL(sbx_queue_read(q, "issued", id, &iss, NULL), 0);
+			CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_ISSUED, id, &iss, NULL), 0);
 			json_decref(iss);
 		}
 		json_decref(a);
 		free(err);
 		err = NULL;
-		check_leftovers(q, "pending");
-		check_leftovers(q, "issued");
+		check_leftovers(q, SBX_QDIR_PENDING);
+		check_leftovers(q, SBX_QDIR_ISSUED);
 		sbx_queue_close(q);
 		if (!killed)
 			break;
@@ -193,27 +193,27 @@ SBX_TEST(queue, decide_killed_at_every_step)
 		CU_ASSERT_PTR_NULL(err);
 		free(err);
 		err = NULL;
-		has_done = tq_exists(sbx_queue_dirfd(q, "done"), file);
-		has_claim = tq_exists(sbx_queue_dirfd(q, "claimed"), file);
-		CU_ASSERT_TRUE(tq_count(sbx_queue_dirfd(q, "done"), 0) <= 1);
+		has_done = tq_exists(sbx_queue_dirfd(q, SBX_QDIR_DONE), file);
+		has_claim = tq_exists(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), file);
+		CU_ASSERT_TRUE(tq_count(sbx_queue_dirfd(q, SBX_QDIR_DONE), 0) <= 1);
 		/* never lost: either decided, or still claimed, not both */
 		CU_ASSERT_TRUE(has_done != has_claim);
 		if (reported[0])
 			CU_ASSERT_TRUE(has_done);
 		if (has_done) {
-			CU_ASSERT_EQUAL(sbx_queue_read(q, "done", id, &j, NULL), 0);
+			CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, id, &j, NULL), 0);
 			json_decref(j);
 			j = NULL;
 		}
 		if (has_claim) {
-			CU_ASSERT_EQUAL(sbx_queue_read(q, "claimed", id, &j, NULL), 0);
+			CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_CLAIMED, id, &j, NULL), 0);
 			json_decref(j);
 			/* and it can still be decided */
 			CU_ASSERT_EQUAL(do_decide(q, id, &err), 0);
 			free(err);
 			err = NULL;
 		}
-		check_leftovers(q, "done");
+		check_leftovers(q, SBX_QDIR_DONE);
 		free(id);
 		sbx_queue_close(q);
 		if (!killed)

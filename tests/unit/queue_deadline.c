@@ -52,7 +52,7 @@ SBX_TEST(queue, expire_denies_overdue_requests)
 		char *id = tq_submit(q, tq_file_req("/d"));
 		time_t dl;
 
-		CU_ASSERT_EQUAL(sbx_queue_read(q, "pending", id, &req, NULL), 0);
+		CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_PENDING, id, &req, NULL), 0);
 		CU_ASSERT_EQUAL(sbx_time_parse(json_string_value(json_object_get(req, "deadline")),
 					       &dl), 0);
 		CU_ASSERT_TRUE(dl >= now + SBX_DEFAULT_DEADLINE_S - 1 &&
@@ -65,26 +65,26 @@ SBX_TEST(queue, expire_denies_overdue_requests)
 
 	CU_ASSERT_EQUAL(sbx_queue_expire(q, now, &n), 0);
 	CU_ASSERT_EQUAL(n, 1);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "done", late, &done, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, late, &done, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(verdict_of(done, "verdict"), "deny");
 	CU_ASSERT_STRING_EQUAL(verdict_of(done, "by"), "bpfsbx");
 	CU_ASSERT_TRUE(json_is_true(json_object_get(json_object_get(done, "decision"), "expired")));
 	json_decref(done);
 	done = NULL;
 	/* not yet due: still pending */
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "pending", early, &req, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_PENDING, early, &req, NULL), 0);
 	json_decref(req);
 	/* the claimed one, once its claim's lease is over */
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "claimed", claimed_late, &req, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_CLAIMED, claimed_late, &req, NULL), 0);
 	json_decref(req);
 	CU_ASSERT_EQUAL(sbx_queue_expire(q, now + SBX_CLAIM_LEASE_S + 1, &n), 0);
 	/* ... which also makes the one with the default deadline overdue */
 	CU_ASSERT_EQUAL(n, 2);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "done", claimed_late, &done, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, claimed_late, &done, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(verdict_of(done, "verdict"), "deny");
 	json_decref(done);
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "claimed"), 0), 0);
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "pending"), 0), 1);
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), 0), 0);
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 0), 1);
 	/* an approver who comes too late is told */
 	{
 		struct sbx_decision_rec yes = { .approve = true };
@@ -161,7 +161,7 @@ SBX_TEST(queue, wait_done_times_out)
 		char name[128];
 
 		snprintf(name, sizeof(name), "%s.json", id);
-		CU_ASSERT_EQUAL(sbx_write_atomic(sbx_queue_dirfd(q, "done"), name, "{}", 2,
+		CU_ASSERT_EQUAL(sbx_write_atomic(sbx_queue_dirfd(q, SBX_QDIR_DONE), name, "{}", 2,
 						 SBX_W_NOREPLACE, (uid_t)-1, (gid_t)-1), 0);
 		CU_ASSERT_EQUAL(sbx_queue_wait_done(q, id, 200, &done, &err), -ETIMEDOUT);
 		CU_ASSERT_PTR_NULL(done);
@@ -184,18 +184,18 @@ SBX_TEST(queue, bump_counts_and_never_resurrects)
 	for (int i = 0; i < 1000; i++)
 		CU_ASSERT_EQUAL(sbx_queue_bump(q, id, 1), 0);
 	CU_ASSERT_EQUAL(sbx_queue_bump(q, id, 9), 0);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "pending", id, &req, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_PENDING, id, &req, NULL), 0);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(req, "count")), 1010);
 	json_decref(req);
 	/* no temporary files left behind */
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "pending"), 1), 0);
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 1), 0);
 	/* claimed: a bump must not put it back in pending/ */
 	CU_ASSERT_EQUAL(sbx_queue_claim(q, id, &req, NULL), 0);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(req, "count")), 1010);
 	json_decref(req);
 	CU_ASSERT_EQUAL(sbx_queue_bump(q, id, 1), -ENOENT);
-	CU_ASSERT_FALSE(tq_exists(sbx_queue_dirfd(q, "pending"), name));
-	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, "pending"), 1), 0);
+	CU_ASSERT_FALSE(tq_exists(sbx_queue_dirfd(q, SBX_QDIR_PENDING), name));
+	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 1), 0);
 	/* and the decision still checks against the issued request */
 	{
 		struct sbx_decision_rec d = { .approve = true };
@@ -231,9 +231,9 @@ SBX_TEST(queue, bump_races_claim)
 		usleep((unsigned)(r % 10) * 200);
 		CU_ASSERT_EQUAL(sbx_queue_claim(q, id, NULL, NULL), 0);
 		waitpid(pid, &st, 0);
-		if (tq_exists(sbx_queue_dirfd(q, "pending"), name))
+		if (tq_exists(sbx_queue_dirfd(q, SBX_QDIR_PENDING), name))
 			both++;
-		if (!tq_exists(sbx_queue_dirfd(q, "claimed"), name))
+		if (!tq_exists(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), name))
 			lost++;
 		free(id);
 	}

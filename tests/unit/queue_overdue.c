@@ -34,7 +34,7 @@ static bool expired_deny(struct sbx_queue *q, const char *id)
 	json_t *d = NULL, *dec;
 	bool yes;
 
-	if (sbx_queue_read(q, "done", id, &d, NULL))
+	if (sbx_queue_read(q, SBX_QDIR_DONE, id, &d, NULL))
 		return false;
 	dec = json_object_get(d, "decision");
 	yes = !strcmp(json_string_value(json_object_get(dec, "verdict")) ?: "", "deny") &&

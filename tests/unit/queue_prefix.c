@@ -151,10 +151,10 @@ SBX_TEST(queue, cli_takes_a_prefix)
 	{
 		json_t *d = NULL;
 
-		CU_ASSERT_EQUAL(sbx_queue_read(q, "done", a, &d, NULL), 0);
+		CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, a, &d, NULL), 0);
 		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(d, "decision"), "verdict")) ?: "", "deny");
 		json_decref(d);
-		CU_ASSERT_EQUAL(sbx_queue_read(q, "done", b, &d, NULL), 0);
+		CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, b, &d, NULL), 0);
 		json_decref(d);
 	}
 	free(a);

@@ -41,7 +41,7 @@ static bool why_says(struct sbx_queue *q, const char *name, const char *what)
 	bool ok;
 
 	snprintf(why, sizeof(why), "%s.why", name);
-	text = tq_read(sbx_queue_dirfd(q, "quarantine"), why);
+	text = tq_read(sbx_queue_dirfd(q, SBX_QDIR_QUARANTINE), why);
 	ok = text && strstr(text, what);
 	if (!ok)
 		fprintf(stderr, "quarantine/%s: wanted \"%s\", got: %s\n", why, what,
@@ -64,8 +64,8 @@ SBX_TEST(queue, pending_garbage_is_quarantined)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(garbage);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(trunc);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(schema);
-	pfd = sbx_queue_dirfd(q, "pending");
-	qfd = sbx_queue_dirfd(q, "quarantine");
+	pfd = sbx_queue_dirfd(q, SBX_QDIR_PENDING);
+	qfd = sbx_queue_dirfd(q, SBX_QDIR_QUARANTINE);
 	CU_ASSERT_EQUAL(tq_write_raw(pfd, FILE_ID ".json", valid, strlen(valid)), 0);
 	CU_ASSERT_EQUAL(tq_write_raw(pfd, "20261130T101503.123456Z-4242-00000001.json", garbage, 30), 0);
 	CU_ASSERT_EQUAL(tq_write_raw(pfd, "20261130T101503.123456Z-4242-00000002.json", trunc,
@@ -81,7 +81,7 @@ SBX_TEST(queue, pending_garbage_is_quarantined)
 	CU_ASSERT_EQUAL(symlinkat("/etc/passwd", pfd, "20261130T101503.123456Z-4242-00000007.json"), 0);
 	CU_ASSERT_EQUAL(tq_write_raw(pfd, "20261130T101503.123456Z-4242-00000008.json", "", 0), 0);
 
-	CU_ASSERT_EQUAL(sbx_queue_list(q, "pending", &a, &err), 0);
+	CU_ASSERT_EQUAL(sbx_queue_list(q, SBX_QDIR_PENDING, &a, &err), 0);
 	CU_ASSERT_EQUAL(json_array_size(a), 1);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(a, 0), "id")), FILE_ID);
 	CU_ASSERT_PTR_NOT_NULL(err);	/* the reader is told */
@@ -106,7 +106,7 @@ SBX_TEST(queue, pending_garbage_is_quarantined)
 
 	/* a clash in quarantine/ gets a counter, nothing is replaced */
 	CU_ASSERT_EQUAL(tq_write_raw(pfd, "notes.txt", "again\n", 6), 0);
-	CU_ASSERT_EQUAL(sbx_queue_list(q, "pending", &a, &err), 0);
+	CU_ASSERT_EQUAL(sbx_queue_list(q, SBX_QDIR_PENDING, &a, &err), 0);
 	json_decref(a);
 	free(err);
 	err = NULL;
@@ -131,7 +131,7 @@ SBX_TEST(queue, pending_garbage_is_quarantined)
 	}
 	/* reading one bad file directly also quarantines it */
 	CU_ASSERT_EQUAL(tq_write_raw(pfd, "20261130T101503.123456Z-4242-00000009.json", "{", 1), 0);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "pending", "20261130T101503.123456Z-4242-00000009", &j,
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_PENDING, "20261130T101503.123456Z-4242-00000009", &j,
 				       &err), -EBADMSG);
 	CU_ASSERT_PTR_NULL(j);
 	CU_ASSERT_FALSE(tq_exists(pfd, "20261130T101503.123456Z-4242-00000009.json"));
@@ -147,7 +147,7 @@ SBX_TEST(queue, pending_garbage_is_quarantined)
 /* write done/<name> from text, check it, return the verdict */
 static int check_text(struct sbx_queue *q, const char *name, const char *text, char **why)
 {
-	int dfd = sbx_queue_dirfd(q, "done");
+	int dfd = sbx_queue_dirfd(q, SBX_QDIR_DONE);
 
 	if (tq_write_raw(dfd, name, text, strlen(text)))
 		return -EIO;
@@ -180,16 +180,16 @@ SBX_TEST(queue, done_checks_quarantine_and_replay)
 	int dfd, qfd;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
-	dfd = sbx_queue_dirfd(q, "done");
-	qfd = sbx_queue_dirfd(q, "quarantine");
+	dfd = sbx_queue_dirfd(q, SBX_QDIR_DONE);
+	qfd = sbx_queue_dirfd(q, SBX_QDIR_QUARANTINE);
 	a_id = tq_submit(q, tq_file_req("/home/u/.aws/credentials"));
 	b_id = tq_submit(q, tq_file_req("/home/u/notes.txt"));
 	c_id = tq_submit(q, tq_file_req("/home/u/other.txt"));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(a_id);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b_id);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c_id);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "pending", b_id, &b_req, NULL), 0);
-	CU_ASSERT_EQUAL(sbx_queue_read(q, "pending", c_id, &c_req, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_PENDING, b_id, &b_req, NULL), 0);
+	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_PENDING, c_id, &c_req, NULL), 0);
 
 	/* the real decision: OK, then APPLIED once marked */
 	CU_ASSERT_EQUAL(sbx_queue_claim(q, a_id, NULL, NULL), 0);

@@ -139,9 +139,9 @@ SBX_TEST(queue, symlinked_files_are_not_followed)
 	close(fd);
 
 	/* a request that is a symlink: quarantined as not a regular file */
-	CU_ASSERT_EQUAL(symlinkat(target, sbx_queue_dirfd(q, "pending"),
+	CU_ASSERT_EQUAL(symlinkat(target, sbx_queue_dirfd(q, SBX_QDIR_PENDING),
 				  "20261130T101503.123456Z-4242-1a2b3c4d.json"), 0);
-	CU_ASSERT_EQUAL(sbx_queue_list(q, "pending", &arr, &err), 0);
+	CU_ASSERT_EQUAL(sbx_queue_list(q, SBX_QDIR_PENDING, &arr, &err), 0);
 	CU_ASSERT_EQUAL(json_array_size(arr), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "not a regular file"));
 	json_decref(arr);
@@ -149,14 +149,14 @@ SBX_TEST(queue, symlinked_files_are_not_followed)
 	err = NULL;
 
 	/* a hard link planted under a record's name: quarantined, not read */
-	CU_ASSERT_EQUAL(linkat(AT_FDCWD, target, sbx_queue_dirfd(q, "pending"),
+	CU_ASSERT_EQUAL(linkat(AT_FDCWD, target, sbx_queue_dirfd(q, SBX_QDIR_PENDING),
 			       "20261130T101503.123456Z-4242-00000002.json", 0), 0);
-	CU_ASSERT_EQUAL(sbx_queue_list(q, "pending", &arr, &err), 0);
+	CU_ASSERT_EQUAL(sbx_queue_list(q, SBX_QDIR_PENDING, &arr, &err), 0);
 	CU_ASSERT_EQUAL(json_array_size(arr), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "hard links"));
 	/* the .why does not quote the linked file */
 	{
-		char *why = tq_read(sbx_queue_dirfd(q, "quarantine"),
+		char *why = tq_read(sbx_queue_dirfd(q, SBX_QDIR_QUARANTINE),
 				    "20261130T101503.123456Z-4242-00000002.json.why");
 
 		CU_ASSERT_PTR_NOT_NULL(why);

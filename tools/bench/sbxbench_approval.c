@@ -217,7 +217,7 @@ int cmd_approver(int argc, char **argv)
 		json_t *list = NULL, *req;
 		size_t i;
 
-		if (sbx_queue_list(q, "pending", &list, &err)) {
+		if (sbx_queue_list(q, SBX_QDIR_PENDING, &list, &err)) {
 			bench_fail("approver: listing pending/: %s", err ? err : "?");
 			free(err);
 			goto fail;

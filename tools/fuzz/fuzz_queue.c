@@ -27,7 +27,7 @@ static struct sbx_queue *q;
 static char *issued_id;
 static char root[64];
 
-static void wipe(const char *sub)
+static void wipe(enum sbx_qdir sub)
 {
 	int fd = sbx_queue_dirfd(q, sub), dfd = dup(fd);
 	DIR *d = fdopendir(dfd);
@@ -57,7 +57,7 @@ static void put(int dirfd, const char *name, const uint8_t *data, size_t len)
 }
 
 /* every record-named file left in sub must validate */
-static void check_clean(const char *sub)
+static void check_clean(enum sbx_qdir sub)
 {
 	int fd = sbx_queue_dirfd(q, sub), dfd = dup(fd);
 	DIR *d = fdopendir(dfd);
@@ -79,10 +79,10 @@ static void check_clean(const char *sub)
 		if (sbx_read_file_at(fd, de->d_name, SBX_QUEUE_FILE_MAX, &buf, &len, NULL))
 			abort();
 		j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
-		ok = !strcmp(sub, "done") ? sbx_queue_validate_done(j, id, &why)
+		ok = sub == SBX_QDIR_DONE ? sbx_queue_validate_done(j, id, &why)
 					  : sbx_queue_validate_request(j, id, &why);
 		if (!ok) {
-			fprintf(stderr, "%s/%s survived: %s\n", sub, de->d_name, why);
+			fprintf(stderr, "%s/%s survived: %s\n", sbx_qdir_name(sub), de->d_name, why);
 			abort();
 		}
 		json_decref(j);
@@ -147,14 +147,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	switch (mode) {
 	case 0:
-		put(sbx_queue_dirfd(q, "pending"), ODD_ID ".json", data, size);
-		put(sbx_queue_dirfd(q, "done"), ODD_ID ".json", data, size);
-		put(sbx_queue_dirfd(q, "claimed"), "x" ODD_ID ".json", data, size);
-		if (sbx_queue_read(q, "pending", ODD_ID, &j, &err) == 0)
+		put(sbx_queue_dirfd(q, SBX_QDIR_PENDING), ODD_ID ".json", data, size);
+		put(sbx_queue_dirfd(q, SBX_QDIR_DONE), ODD_ID ".json", data, size);
+		put(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), "x" ODD_ID ".json", data, size);
+		if (sbx_queue_read(q, SBX_QDIR_PENDING, ODD_ID, &j, &err) == 0)
 			json_decref(j);
 		free(err);
 		err = NULL;
-		if (sbx_queue_list(q, "pending", &arr, &err) == 0)
+		if (sbx_queue_list(q, SBX_QDIR_PENDING, &arr, &err) == 0)
 			json_decref(arr);
 		free(err);
 		err = NULL;
@@ -167,13 +167,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sbx_queue_recover(q, &err);
 		free(err);
 		err = NULL;
-		check_clean("pending");
-		check_clean("claimed");
-		check_clean("done");
+		check_clean(SBX_QDIR_PENDING);
+		check_clean(SBX_QDIR_CLAIMED);
+		check_clean(SBX_QDIR_DONE);
 		break;
 	case 1:
 		snprintf(name, sizeof(name), "%s.json", issued_id);
-		put(sbx_queue_dirfd(q, "done"), name, data, size);
+		put(sbx_queue_dirfd(q, SBX_QDIR_DONE), name, data, size);
 		{
 			int rc = sbx_queue_check_done(q, name, SBX_CHECK_QUARANTINE, &j, NULL, &why);
 
@@ -184,11 +184,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		free(why);
 		why = NULL;
-		if (sbx_queue_list(q, "done", &arr, &err) == 0)
+		if (sbx_queue_list(q, SBX_QDIR_DONE, &arr, &err) == 0)
 			json_decref(arr);
 		free(err);
 		err = NULL;
-		check_clean("done");
+		check_clean(SBX_QDIR_DONE);
 		break;
 	case 2: {
 		struct sbx_remembered *v = NULL;
@@ -247,13 +247,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(why);
 		json_decref(j);
 	}
-	wipe("quarantine");
-	wipe("pending");
-	wipe("claimed");
+	wipe(SBX_QDIR_QUARANTINE);
+	wipe(SBX_QDIR_PENDING);
+	wipe(SBX_QDIR_CLAIMED);
 	{
 		/* keep the issued request; drop decisions and markers */
-		wipe("done");
-		wipe("applied");
+		wipe(SBX_QDIR_DONE);
+		wipe(SBX_QDIR_APPLIED);
 	}
 	return 0;
 }

@@ -70,7 +70,7 @@ static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, c
 	const json_t *o;
 	bool yes;
 
-	if (sbx_queue_read(q, "pending", id, &req, NULL))
+	if (sbx_queue_read(q, SBX_QDIR_PENDING, id, &req, NULL))
 		return true;	/* resolve() says why it cannot be approved */
 	o = json_object_get(req, "object");
 	/* the rule of queue/render.h, as watch and the dashboard show it */
@@ -222,7 +222,7 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 		long long auid = -1;
 
 		o.interactive = tty;
-		if (sbx_queue_read(q, "pending", id, &req, NULL) == 0 && is_command(req)) {
+		if (sbx_queue_read(q, SBX_QDIR_PENDING, id, &req, NULL) == 0 && is_command(req)) {
 			const json_t *j = json_object_get(json_object_get(req, "process"), "uid");
 
 			auid = json_is_integer(j) ? json_integer_value(j) : -1;

@@ -22,10 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include "lib/project.h"
 #include "queue/queue.h"
+#include "queue/watch.h"
 #include "user/cmd/cmd.h"
 #include "user/connector/conn_policy.h"
 #include "lib/json.h"
@@ -361,7 +361,8 @@ static int cmd_tail(int argc, char **argv)
 	long last = 10;
 	size_t nt = 0;
 	char *dir = NULL;
-	int c, ifd = -1, status = SBX_EXIT_OK;
+	struct sbx_qwatch *qw = NULL;
+	int c, status = SBX_EXIT_OK;
 
 	opterr = 0;
 	optind = 1;
@@ -449,21 +450,22 @@ static int cmd_tail(int argc, char **argv)
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 		signal(SIGPIPE, on_signal);
-		ifd = inotify_init1(IN_CLOEXEC);
-		if (ifd < 0 || inotify_add_watch(ifd, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO |
-						 IN_CLOSE_WRITE) < 0) {
+		qw = sbx_qwatch_new();
+		int rc = qw ? sbx_qwatch_add_path(qw, dir, SBX_QW_APPENDED | SBX_QW_CREATED |
+							    SBX_QW_ARRIVED) : -errno;
+
+		if (rc < 0) {
 			fprintf(stderr, "bpfsbx audit tail: cannot watch %s: %s\n", dir,
-				strerror(errno));
+				strerror(-rc));
 			status = SBX_EXIT_FAIL;
 			stop = 1;
 		}
 		while (!stop) {
-			struct pollfd p = { .fd = ifd, .events = POLLIN };
-			char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+			struct pollfd p = { .fd = sbx_qwatch_fd(qw), .events = POLLIN };
 
 			if (poll(&p, 1, 1000) < 0 && errno != EINTR)
 				break;
-			if (p.revents & POLLIN && read(ifd, ev, sizeof(ev)) < 0 && errno != EINTR)
+			if (p.revents & POLLIN && sbx_qwatch_read(qw, NULL, NULL) < 0)
 				break;
 			if (!single) {
 				/* a new session started: tail its log from the start */
@@ -492,8 +494,7 @@ static int cmd_tail(int argc, char **argv)
 			for (size_t i = 0; i < nt; i++)
 				drain(&t[i], -1, as_json);
 		}
-		if (ifd >= 0)
-			close(ifd);
+		sbx_qwatch_free(qw);
 	}
 	for (size_t i = 0; i < nt; i++) {
 		free(t[i].path);

@@ -32,12 +32,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include "lib/text.h"
 #include "lib/project.h"
 #include "queue/queue.h"
 #include "queue/request.h"
+#include "queue/watch.h"
 #include "user/cmd/cmd.h"
 #include "user/cmd/watch_render.h"
 
@@ -129,7 +129,7 @@ static void refresh(struct watch *w)
 		size_t i;
 
 		sbx_queue_expire(w->qs[k].q, time(NULL), NULL);	/* denied at their deadline */
-		if (sbx_queue_list(w->qs[k].q, "pending", &a, &err) < 0) {
+		if (sbx_queue_list(w->qs[k].q, SBX_QDIR_PENDING, &a, &err) < 0) {
 			if (w->tty)
 				set_status(w, "%s: %s", w->qs[k].dir, err ? err : "cannot list");
 			else
@@ -382,7 +382,7 @@ static char *output_head(struct wq *q, const json_t *done)
 
 	if (!out || strncmp(out, "out/", 4))
 		return NULL;
-	fd = sbx_queue_dirfd(q->q, "out");
+	fd = sbx_queue_dirfd(q->q, SBX_QDIR_OUT);
 	if (sbx_read_file_at(fd, out + 4, SBX_CMD_OUTPUT_MAX, &buf, &len, NULL))
 		return NULL;
 	if (len > 2000)
@@ -547,27 +547,19 @@ static size_t handle_keys(struct watch *w, const char *buf, size_t n)
 
 static int add_watches(struct watch *w)
 {
-	char path[64];
-
-	w->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (w->ifd < 0)
+	w->qw = sbx_qwatch_new();
+	if (!w->qw)
 		return -errno;
 	for (size_t k = 0; k < w->nq; k++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d",
-			 sbx_queue_dirfd(w->qs[k].q, "pending"));
-		if (inotify_add_watch(w->ifd, path, IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE |
-				      IN_MOVED_FROM | IN_DELETE) < 0)
-			return -errno;
+		int rc = sbx_qwatch_add(w->qw, w->qs[k].q, SBX_QDIR_PENDING,
+					SBX_QW_ARRIVED | SBX_QW_CREATED | SBX_QW_LEFT);
+
+		if (rc < 0) {
+			errno = -rc;
+			return rc;
+		}
 	}
 	return 0;
-}
-
-static void drain_inotify(int fd)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
 }
 
 static int run(struct watch *w)
@@ -590,7 +582,7 @@ static int run(struct watch *w)
 	while (!stop) {
 		struct pollfd p[2] = {
 			{ .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
-			{ .fd = w->once ? -1 : w->ifd, .events = POLLIN },
+			{ .fd = w->once ? -1 : sbx_qwatch_fd(w->qw), .events = POLLIN },
 		};
 		int r;
 
@@ -612,7 +604,7 @@ static int run(struct watch *w)
 		}
 		if (p[1].fd >= 0 && (r == 0 || (p[1].revents & POLLIN))) {
 			/* also on the timeout: a missed event cannot hide a request */
-			drain_inotify(w->ifd);
+			sbx_qwatch_read(w->qw, NULL, NULL);
 			refresh(w);
 			if (w->autom != AUTO_NONE)
 				auto_decide(w);
@@ -681,7 +673,7 @@ static const struct sbx_opt watch_opts[] = {
 
 static int cmd_watch(int argc, char **argv)
 {
-	struct watch w = { .ifd = -1, .auto_scope = SBX_SCOPE_ONCE };
+	struct watch w = { .auto_scope = SBX_SCOPE_ONCE };
 	bool force_lines = false, scope_given = false;
 	int c, status;
 	char *end;
@@ -813,8 +805,7 @@ out:
 	free(w.view_doc);
 	free(w.seen_bytes);
 	free(w.output);
-	if (w.ifd >= 0)
-		close(w.ifd);
+	sbx_qwatch_free(w.qw);
 	return status;
 }
 

@@ -34,7 +34,7 @@ enum automode { AUTO_NONE, AUTO_APPROVE, AUTO_DENY };
 struct watch {
 	struct wq *qs;
 	size_t nq;
-	int ifd;
+	struct sbx_qwatch *qw;
 	struct item *items;
 	size_t n, sel;
 	char **seen;		/* ids already shown (line, auto) or the --once set */

@@ -120,7 +120,7 @@ static bool fold_pending(struct sbx_queue *q, json_t *req, char **id)
 	bool found = false;
 	size_t i;
 
-	if (sbx_queue_list(q, "pending", &arr, &err) < 0 || !arr) {
+	if (sbx_queue_list(q, SBX_QDIR_PENDING, &arr, &err) < 0 || !arr) {
 		free(err);
 		return false;
 	}
@@ -236,7 +236,7 @@ static int locate(struct sbx_queue *q, const char *id, struct sbx_esc_outcome *o
 	json_t *obj = NULL;
 	int rc;
 
-	rc = sbx_queue_read(q, "done", id, &obj, err);
+	rc = sbx_queue_read(q, SBX_QDIR_DONE, id, &obj, err);
 	if (rc == 0) {
 		classify_done(o, obj);
 		return 0;
@@ -245,18 +245,18 @@ static int locate(struct sbx_queue *q, const char *id, struct sbx_esc_outcome *o
 		return rc;
 	free(*err);
 	*err = NULL;
-	if (sbx_queue_read(q, "pending", id, &obj, NULL) == 0) {
+	if (sbx_queue_read(q, SBX_QDIR_PENDING, id, &obj, NULL) == 0) {
 		json_decref(obj);
 		o->state = SBX_ESC_PENDING;
 		return 0;
 	}
-	if (sbx_queue_read(q, "claimed", id, &obj, NULL) == 0) {
+	if (sbx_queue_read(q, SBX_QDIR_CLAIMED, id, &obj, NULL) == 0) {
 		json_decref(obj);
 		o->state = SBX_ESC_CLAIMED;
 		return 0;
 	}
 	/* moved between two looks: one more look at done/ */
-	if (sbx_queue_read(q, "done", id, &obj, NULL) == 0) {
+	if (sbx_queue_read(q, SBX_QDIR_DONE, id, &obj, NULL) == 0) {
 		classify_done(o, obj);
 		return 0;
 	}
@@ -353,7 +353,7 @@ int sbx_esc_command_result(const char *project, const json_t *done, char **outpu
 	q = open_q(project, NULL);
 	if (!q)
 		return -EIO;
-	dfd = sbx_queue_dirfd(q, "out");
+	dfd = sbx_queue_dirfd(q, SBX_QDIR_OUT);
 	fd = dfd < 0 ? -1 : openat(dfd, expect + 4, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	sbx_queue_close(q);
 	if (fd < 0)
@@ -548,7 +548,7 @@ bool sbx_esc_granted(const char *project, const char *session, const char *path,
 
 	if (!q)
 		return false;
-	if (sbx_queue_list(q, "done", &arr, &err) >= 0 && arr) {
+	if (sbx_queue_list(q, SBX_QDIR_DONE, &arr, &err) >= 0 && arr) {
 		time_t now = time(NULL);
 
 		json_array_foreach(arr, i, rec)

@@ -453,7 +453,7 @@ static json_t *check_request(struct sbx_mcp *m, json_t *rpc_id, json_t *args, js
 static void list_requests(struct sbx_mcp *m, FILE *f)
 {
 	struct sbx_queue *q = sbx_queue_open(m->project, 0, (uid_t)-1, (gid_t)-1, NULL);
-	const char *subs[] = { "pending", "claimed" };
+	const enum sbx_qdir subs[] = { SBX_QDIR_PENDING, SBX_QDIR_CLAIMED };
 	json_t *arr, *rec;
 	size_t i, shown = 0;
 
@@ -477,7 +477,7 @@ static void list_requests(struct sbx_mcp *m, FILE *f)
 			if (!what)
 				what = sbx_json_str(o, "addr");
 			fprintf(f, "- %s %s (%s): %s\n",
-				sbx_json_str(rec, "id"), subs[s],
+				sbx_json_str(rec, "id"), sbx_qdir_name(subs[s]),
 				sbx_json_str(rec, "kind"), what ? what : "?");
 			shown++;
 		}
@@ -486,7 +486,7 @@ static void list_requests(struct sbx_mcp *m, FILE *f)
 	if (!shown)
 		fprintf(f, "- none\n");
 	arr = NULL;
-	if (sbx_queue_list(q, "done", &arr, NULL) == 0 && arr) {
+	if (sbx_queue_list(q, SBX_QDIR_DONE, &arr, NULL) == 0 && arr) {
 		size_t n = json_array_size(arr), from = n > 50 ? n - 50 : 0, cnt = 0;
 
 		fprintf(f, "Recent denials:\n");

@@ -91,7 +91,7 @@ void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const 
 		/* A decision naming one of our live sessions that we never asked
 		 * for is forged; one for somebody else's request is not ours. */
 		if (r.session && sbx_session_find(d, r.session))
-			sbx_queue_quarantine(q, "done", name,
+			sbx_queue_quarantine(q, SBX_QDIR_DONE, name,
 					     "decision for a request this session never made");
 		goto out_req;
 	}
@@ -120,7 +120,7 @@ void sbx_decisions_scan(struct sbx_daemon *d, struct sbx_session_rt *s)
 
 	if (!s->queue)
 		return;
-	if (sbx_queue_list(s->queue, "done", &all, &err) == 0) {
+	if (sbx_queue_list(s->queue, SBX_QDIR_DONE, &all, &err) == 0) {
 		json_array_foreach(all, i, v) {
 			const char *id = sbx_json_str(v, "id");
 			char *name;

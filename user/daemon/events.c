@@ -465,7 +465,7 @@ void sbx_events_flush_pending(struct sbx_daemon *d)
 			if (now - p->last_flush_ns > DEDUP_WINDOW_NS && s->queue) {
 				json_t *o = NULL;
 
-				if (sbx_queue_read(s->queue, "pending", p->id, &o, NULL))
+				if (sbx_queue_read(s->queue, SBX_QDIR_PENDING, p->id, &o, NULL))
 					keep = false;	/* no longer pending */
 				json_decref(o);
 			}

@@ -47,10 +47,11 @@
 #include "lib/log.h"
 #include "lib/text.h"
 #include "lib/json.h"
+#include "queue/watch.h"
 
 #define TICK_MS 200
 
-enum { EP_CTL = 1, EP_RB, EP_INO, EP_SIG, EP_TIMER, EP_CONN };
+enum { EP_CTL = 1, EP_RB, EP_INO, EP_QWATCH, EP_SIG, EP_TIMER, EP_CONN };
 
 struct conn {
 	int fd;
@@ -168,6 +169,7 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 
 	d->ep = epoll_create1(EPOLL_CLOEXEC);
 	d->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	d->qwatch = sbx_qwatch_new();
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -176,7 +178,7 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sig = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (d->ep < 0 || d->ino < 0 || d->sig < 0 || d->timer < 0 ||
+	if (d->ep < 0 || d->ino < 0 || !d->qwatch || d->sig < 0 || d->timer < 0 ||
 	    timerfd_settime(d->timer, 0, &its, NULL)) {
 		*err = sbx_asprintf("setting up the event loop: %s", strerror(errno));
 		return -errno;
@@ -203,7 +205,8 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 		}
 	}
 	if (ep_add(d, d->ctl, EP_CTL) || ep_add(d, ring_buffer__epoll_fd(d->rb), EP_RB) ||
-	    ep_add(d, d->ino, EP_INO) || ep_add(d, d->sig, EP_SIG) ||
+	    ep_add(d, d->ino, EP_INO) || ep_add(d, sbx_qwatch_fd(d->qwatch), EP_QWATCH) ||
+	    ep_add(d, d->sig, EP_SIG) ||
 	    ep_add(d, d->timer, EP_TIMER)) {
 		*err = sbx_asprintf("epoll: %s", strerror(errno));
 		return -errno;
@@ -263,6 +266,8 @@ void sbx_daemon_fini(struct sbx_daemon *d)
 		sbx_resolver_close(d, s, true);	/* the sockets only; the kernel keeps the rest */
 		sbx_session_free(s);
 	}
+	sbx_qwatch_free(d->qwatch);
+	d->qwatch = NULL;
 	if (d->ctl >= 0) {
 		unlink(sbx_control_path());
 		close(d->ctl);
@@ -482,15 +487,25 @@ static void on_inotify(struct sbx_daemon *d)
 			p += sizeof(*ev) + ev->len;
 			for (struct sbx_session_rt *s = d->sessions, *nx; s; s = nx) {
 				nx = s->next;
-				if (ev->wd == s->events_wd && !sbx_session_populated(s)) {
+				if (ev->wd == s->events_wd && !sbx_session_populated(s))
 					sbx_session_end(d, s);
-				} else if (ev->wd == s->done_wd && ev->len) {
-					sbx_decision_file(d, s, ev->name);
-					break;	/* one queue dir may serve several sessions */
-				}
 			}
 		}
 	}
+}
+
+/* a file arrived in the done/ folder watched as id */
+static void on_decision(void *arg, int id, const char *name)
+{
+	struct sbx_daemon *d = arg;
+
+	if (!name[0])
+		return;
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
+		if (id == s->done_wd) {
+			sbx_decision_file(d, s, name);
+			break;	/* one queue dir may serve several sessions */
+		}
 }
 
 static int child_status = -1;
@@ -585,6 +600,8 @@ int sbx_daemon_loop(struct sbx_daemon *d)
 				ctl_accept(d);
 			else if (tag == EP_INO)
 				on_inotify(d);
+			else if (tag == EP_QWATCH)
+				sbx_qwatch_read(d->qwatch, on_decision, d);
 			else if (tag == EP_SIG)
 				on_signal(d);
 			else if (tag == EP_TIMER)

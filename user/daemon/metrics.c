@@ -130,25 +130,11 @@ char *sbx_metrics_render(const struct sbx_metrics *m)
 	return buf;
 }
 
-/* *.json files in PROJECT/.sandbox/escalations/pending */
-static uint64_t count_pending(const char *project)
+static uint64_t count_pending(struct sbx_queue *q)
 {
-	char *p = sbx_asprintf("%s/.sandbox/escalations/pending", project);
-	DIR *dp = opendir(p);
-	struct dirent *de;
-	uint64_t n = 0;
+	int n = q ? sbx_queue_count(q, SBX_QDIR_PENDING) : 0;
 
-	free(p);
-	if (!dp)
-		return 0;
-	while ((de = readdir(dp))) {
-		size_t l = strlen(de->d_name);
-
-		if (de->d_name[0] != '.' && l > 5 && !strcmp(de->d_name + l - 5, ".json"))
-			n++;
-	}
-	closedir(dp);
-	return n;
+	return n > 0 ? (uint64_t)n : 0;
 }
 
 static int write_file(const char *text)
@@ -189,7 +175,7 @@ void sbx_metrics_tick(struct sbx_daemon *d)
 			if (o->project && s->project && !strcmp(o->project, s->project))
 				seen = true;
 		if (!seen && s->project)
-			m.pending_requests += count_pending(s->project);
+			m.pending_requests += count_pending(s->queue);
 	}
 	text = sbx_metrics_render(&m);
 	rc = text ? write_file(text) : -ENOMEM;

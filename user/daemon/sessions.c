@@ -38,6 +38,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "queue/watch.h"
 
 /* ---- watching ------------------------------------------------------------------ */
 
@@ -76,12 +77,10 @@ int sbx_session_watch(struct sbx_daemon *d, struct sbx_session_rt *s)
 		return -errno;
 	s->done_wd = -1;
 	if (s->queue) {
-		char *dp = sbx_asprintf("%s/.sandbox/escalations/done", s->project);
-
-		s->done_wd = inotify_add_watch(d->ino, dp, IN_MOVED_TO | IN_CLOSE_WRITE);
+		s->done_wd = sbx_qwatch_add(d->qwatch, s->queue, SBX_QDIR_DONE, SBX_QW_ARRIVED);
 		if (s->done_wd < 0)
-			sbx_warn("session %s: cannot watch %s: %s", s->name, dp, strerror(errno));
-		free(dp);
+			sbx_warn("session %s: cannot watch the decisions in %s: %s", s->name,
+				 s->project, strerror(-s->done_wd));
 	}
 	return 0;
 }
@@ -345,7 +344,7 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 	if (s->events_wd >= 0)
 		inotify_rm_watch(d->ino, s->events_wd);
 	if (s->done_wd >= 0 && !done_watch_shared(d, s))
-		inotify_rm_watch(d->ino, s->done_wd);
+		sbx_qwatch_rm(d->qwatch, s->done_wd);
 	if (rmdir(s->cgroup_path) && errno != ENOENT)
 		sbx_warn("session %s: removing %s: %s", s->name, s->cgroup_path, strerror(errno));
 	sbx_events_flush_all(d);

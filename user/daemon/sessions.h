@@ -21,7 +21,7 @@ int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s,
 void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s);
 /* A restarted daemon: sessions from saved state whose cgroups still exist. */
 int sbx_sessions_adopt(struct sbx_daemon *d);
-/* inotify on the session's cgroup.events and its queue's done/ */
+/* inotify on the session's cgroup.events; the queue's watch for its decisions */
 int sbx_session_watch(struct sbx_daemon *d, struct sbx_session_rt *s);
 bool sbx_session_populated(struct sbx_session_rt *s);
 

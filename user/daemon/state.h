@@ -173,6 +173,7 @@ struct sbx_daemon {
 	struct sbx_kernel k;
 	struct ring_buffer *rb;
 	int ep, ctl, ino, sig, timer;
+	struct sbx_qwatch *qwatch;	/* the sessions' queues: decisions arriving */
 	char *cg_root;			/* cgroup2 mount, e.g. /sys/fs/cgroup */
 	struct sbx_session_rt *sessions;
 	struct sbx_pcache *pcache;

@@ -26,7 +26,8 @@
 #include "user/dashboard/api.h"
 #include "lib/json.h"
 
-static const char *const states[] = { "pending", "claimed", "done" };
+/* where a request can be, in the order it gets there */
+static const enum sbx_qdir states[] = { SBX_QDIR_PENDING, SBX_QDIR_CLAIMED, SBX_QDIR_DONE };
 
 json_t *sbx_api_error(const char *code, const char *fmt, ...)
 {
@@ -97,7 +98,7 @@ static struct sbx_queue *open_queue(const char *dir, char **err)
 }
 
 /* the project and state of ID: 0, or -ENOENT */
-static int locate(struct sbx_feed *f, const char *id, char **project, const char **state)
+static int locate(struct sbx_feed *f, const char *id, char **project, enum sbx_qdir *state)
 {
 	char name[SBX_ID_MAX + 8];
 	size_t n;
@@ -135,7 +136,7 @@ static void add_output(struct sbx_queue *q, const json_t *done, json_t *o)
 
 	if (!out || strncmp(out, "out/", 4) || strchr(out + 4, '/'))
 		return;
-	if (sbx_read_file_at(sbx_queue_dirfd(q, "out"), out + 4, SBX_CMD_OUTPUT_MAX + 1, &buf,
+	if (sbx_read_file_at(sbx_queue_dirfd(q, SBX_QDIR_OUT), out + 4, SBX_CMD_OUTPUT_MAX + 1, &buf,
 			     &len, NULL))
 		return;
 	json_object_set_new(o, "output_truncated", json_boolean(len > SBX_API_OUTPUT_MAX));
@@ -147,13 +148,14 @@ static void add_output(struct sbx_queue *q, const json_t *done, json_t *o)
 	free(buf);
 }
 
-json_t *sbx_api_wrap(const char *project, const char *state, json_t *rec)
+json_t *sbx_api_wrap(const char *project, enum sbx_qdir state, json_t *rec)
 {
 	struct sbx_request r;
-	json_t *w = json_pack("{s:s,s:s,s:O}", "project", project, "state", state, "request", rec);
+	json_t *w = json_pack("{s:s,s:s,s:O}", "project", project, "state", sbx_qdir_name(state),
+			      "request", rec);
 
 	/* the words watch uses for the object, so the two read the same */
-	if (sbx_request_decode(rec, !strcmp(state, "done"), &r, NULL)) {
+	if (sbx_request_decode(rec, state == SBX_QDIR_DONE, &r, NULL)) {
 		char *what = sbx_request_what(&r);
 
 		if (what)
@@ -199,7 +201,7 @@ static int cmp_name_desc(const void *a, const void *b)
 /* the newest `limit` ids in done/ (malloc'd strings) */
 static char **done_ids(struct sbx_queue *q, size_t limit, size_t *n)
 {
-	int fd = dup(sbx_queue_dirfd(q, "done"));
+	int fd = dup(sbx_queue_dirfd(q, SBX_QDIR_DONE));
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 	char **v = NULL;
@@ -233,9 +235,10 @@ static char **done_ids(struct sbx_queue *q, size_t limit, size_t *n)
 	return v;
 }
 
-unsigned sbx_api_requests(struct sbx_feed *f, const char *state, const char *limit_s,
+unsigned sbx_api_requests(struct sbx_feed *f, const char *state_s, const char *limit_s,
 			  json_t **out)
 {
+	int state = state_s && *state_s ? sbx_qdir_parse(state_s) : SBX_QDIR_PENDING;
 	json_t *errors = json_array(), *items, *a, *r;
 	bool done;
 	long limit;
@@ -243,14 +246,14 @@ unsigned sbx_api_requests(struct sbx_feed *f, const char *state, const char *lim
 	char **dirs;
 	json_t **v = NULL;
 
-	if (!state || !*state)
-		state = "pending";
-	if (strcmp(state, "pending") && strcmp(state, "claimed") && strcmp(state, "done")) {
+	if (state != SBX_QDIR_PENDING && state != SBX_QDIR_CLAIMED && state != SBX_QDIR_DONE) {
 		json_decref(errors);
-		*out = sbx_api_error("bad_request", "state must be pending, claimed or done");
+		*out = sbx_api_error("bad_request", "state must be %s, %s or %s",
+				     sbx_qdir_name(SBX_QDIR_PENDING), sbx_qdir_name(SBX_QDIR_CLAIMED),
+				     sbx_qdir_name(SBX_QDIR_DONE));
 		return 400;
 	}
-	done = !strcmp(state, "done");
+	done = state == SBX_QDIR_DONE;
 	if (!parse_limit(limit_s, done ? SBX_API_DONE_MAX : 100000, done ? 100 : 100000, &limit)) {
 		json_decref(errors);
 		*out = sbx_api_error("bad_request", "limit must be a number from 1 to %d",
@@ -275,9 +278,9 @@ unsigned sbx_api_requests(struct sbx_feed *f, const char *state, const char *lim
 			for (size_t j = 0; j < m; j++) {
 				json_t *rec = NULL;
 
-				if (sbx_queue_read(q, "done", ids[j], &rec, NULL) == 0) {
+				if (sbx_queue_read(q, SBX_QDIR_DONE, ids[j], &rec, NULL) == 0) {
 					v = sbx_realloc_array(v, total + 1, sizeof(*v));
-					v[total++] = sbx_api_wrap(dirs[k], "done", rec);
+					v[total++] = sbx_api_wrap(dirs[k], SBX_QDIR_DONE, rec);
 				}
 				json_decref(rec);
 				free(ids[j]);
@@ -310,14 +313,14 @@ unsigned sbx_api_requests(struct sbx_feed *f, const char *state, const char *lim
 	for (size_t k = 0; k < n; k++)
 		free(dirs[k]);
 	free(dirs);
-	*out = json_pack("{s:b,s:s,s:o,s:o,s:I}", "ok", 1, "state", state, "requests", items,
+	*out = json_pack("{s:b,s:s,s:o,s:o,s:I}", "ok", 1, "state", sbx_qdir_name(state), "requests", items,
 			 "errors", errors, "cursor", (json_int_t)sbx_feed_cursor(f));
 	return 200;
 }
 
 unsigned sbx_api_request(struct sbx_feed *f, const char *id, json_t **out)
 {
-	const char *state = NULL;
+	enum sbx_qdir state = SBX_QDIR_PENDING;
 	char *project = NULL, *err = NULL;
 	struct sbx_queue *q;
 	json_t *rec = NULL;
@@ -340,11 +343,11 @@ unsigned sbx_api_request(struct sbx_feed *f, const char *id, json_t **out)
 		return 500;
 	}
 	rc = sbx_queue_read(q, state, id, &rec, &err);
-	if (rc == -ENOENT && strcmp(state, "done")) {
+	if (rc == -ENOENT && state != SBX_QDIR_DONE) {
 		/* decided meanwhile */
 		free(err);
 		err = NULL;
-		state = "done";
+		state = SBX_QDIR_DONE;
 		rc = sbx_queue_read(q, state, id, &rec, &err);
 	}
 	if (rc) {
@@ -494,7 +497,8 @@ void sbx_api_decision_free(struct sbx_api_decision *d)
 unsigned sbx_api_prepare(struct sbx_feed *f, const char *id, bool approve, const char *body,
 			 size_t len, struct sbx_api_decision *d, json_t **out)
 {
-	const char *state, *k;
+	enum sbx_qdir state;
+	const char *k;
 	json_error_t jerr;
 	json_t *j, *v;
 
