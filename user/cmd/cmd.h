@@ -8,6 +8,7 @@
 #define SBX_CMD_H
 
 #include <stdio.h>
+#include "lib/exit.h"
 
 /*
  * One command's options, in one table that its parser (sbx_getopt, or
@@ -57,12 +58,5 @@ const struct sbx_opt *sbx_opt_find(const struct sbx_opt *t, const char *name);
 void sbx_cmd_help(FILE *out, const struct sbx_cmd *c);
 /* the generated parts of bpfsbx(1) ("man") and of the bash completion ("bash") */
 int sbx_cmd_gen(const char *what);
-
-/* Exit statuses shared by every subcommand. */
-enum {
-	SBX_EXIT_OK = 0,
-	SBX_EXIT_FAIL = 1,	/* the operation failed (message on stderr) */
-	SBX_EXIT_USAGE = 2,	/* bad command line */
-};
 
 #endif

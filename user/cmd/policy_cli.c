@@ -32,7 +32,7 @@
 #include "lib/shipped.h"
 #include "policy/policy.h"
 #include "user/cmd/cmd.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/connector/classify.h"
 #include "user/connector/conn_policy.h"
 #include "lib/json.h"

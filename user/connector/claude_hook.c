@@ -34,7 +34,7 @@
 #include "user/connector/conn_policy.h"
 #include "user/connector/classify.h"
 #include "user/connector/shell.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"

@@ -24,7 +24,7 @@
 #include "user/connector/escalate.h"
 #include "user/connector/mcp_tools.h"
 #include "user/connector/shell.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "lib/alloc.h"
 #include "lib/json.h"
 

@@ -33,7 +33,7 @@
 #include "lib/log.h"
 #include "lib/text.h"
 #include "queue/queue.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/dashboard/api.h"
 #include "user/dashboard/feed.h"
 #include "lib/json.h"
