@@ -25,9 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "user/connector/classify.h"
-#include "user/connector/classify_programs.h"
-#include "user/connector/shell.h"
+#include "user/connector/classify/classify.h"
+#include "user/connector/classify/programs.h"
+#include "user/connector/shell/shell.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/alloc.h"
-#include "user/connector/classify_programs.h"
+#include "user/connector/classify/programs.h"
 
 #define MAX_BRACE 64
 #define MAX_COMPONENTS 64

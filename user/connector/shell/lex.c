@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/text.h"
-#include "user/connector/shell_lex.h"
+#include "user/connector/shell/lex.h"
 
 /* ---- words ------------------------------------------------------------ */
 

@@ -24,8 +24,8 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "user/connector/escalate.h"
-#include "user/connector/mcp_server.h"
-#include "user/connector/mcp_tools.h"
+#include "user/connector/mcp/server.h"
+#include "user/connector/mcp/tools.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "user/connector/escalate.h"
-#include "user/connector/mcp_server.h"
+#include "user/connector/mcp/server.h"
 
 /* ---- the session (mcp_server.c) ------------------------------------------------ */
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/text.h"
-#include "user/connector/shell.h"
-#include "user/connector/shell_lex.h"
+#include "user/connector/shell/shell.h"
+#include "user/connector/shell/lex.h"
 
 /* ---- parser state --------------------------------------------------- */
 

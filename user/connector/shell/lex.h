@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "user/connector/shell.h"
+#include "user/connector/shell/shell.h"
 
 /* ---- parser state (shell.c) ------------------------------------------- */
 

@@ -17,7 +17,7 @@
 #include <strings.h>
 #include "lib/alloc.h"
 #include "lib/text.h"
-#include "user/connector/classify_programs.h"
+#include "user/connector/classify/programs.h"
 
 /* ---- per-program knowledge ----------------------------------------------- */
 

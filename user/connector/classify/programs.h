@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "user/connector/conn_policy.h"
-#include "user/connector/shell.h"
+#include "user/connector/shell/shell.h"
 
 /* ---- the checks (classify.c) ------------------------------------------------ */
 
