@@ -24,6 +24,7 @@
 #include "queue/render.h"
 #include "queue/request.h"
 #include "user/dashboard/api.h"
+#include "user/dashboard/wrap.h"
 #include "lib/json.h"
 
 static const char *const states[] = { "pending", "claimed", "done" };
@@ -145,31 +146,6 @@ static void add_output(struct sbx_queue *q, const json_t *done, json_t *o)
 	json_object_set_new(o, "output", json_string(text));
 	free(text);
 	free(buf);
-}
-
-json_t *sbx_api_wrap(const char *project, const char *state, json_t *rec)
-{
-	struct sbx_request r;
-	json_t *w = json_pack("{s:s,s:s,s:O}", "project", project, "state", state, "request", rec);
-
-	/* the words watch uses for the object, so the two read the same */
-	if (sbx_request_decode(rec, !strcmp(state, "done"), &r, NULL)) {
-		char *what = sbx_request_what(&r);
-
-		if (what)
-			json_object_set_new(w, "what", json_string(what));
-		free(what);
-	}
-	sbx_request_release(&r);
-	/* the page shows the request as watch does: by queue/render.c, here */
-	{
-		struct sbx_render rd;
-
-		sbx_render_request(rec, project, &rd);
-		json_object_set_new(w, "render", sbx_render_json(&rd));
-		sbx_render_free(&rd);
-	}
-	return w;
 }
 
 static int cmp_wrapped(const void *a, const void *b, bool desc)

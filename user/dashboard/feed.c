@@ -34,7 +34,7 @@
 #include "lib/text.h"
 #include "queue/queue.h"
 #include "user/control/control_client.h"
-#include "user/dashboard/api.h"
+#include "user/dashboard/wrap.h"
 #include "user/dashboard/feed.h"
 #include "lib/json.h"
 
