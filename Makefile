@@ -90,7 +90,7 @@ $(BUILD)/bpfsbx.skel.h: $(BUILD)/bpfsbx.bpf.o
 BASE_SRCS   := $(sort $(wildcard lib/*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 QUEUE_SRCS  := $(sort $(wildcard queue/*.c))
-USER_SRCS   := $(sort $(wildcard user/*/*.c))
+USER_SRCS   := $(sort $(wildcard user/*/*.c user/*/*/*.c))
 LIB_SRCS    := $(BASE_SRCS) $(POLICY_SRCS) $(QUEUE_SRCS) $(filter-out user/cmd/main.c,$(USER_SRCS))
 
 obj = $(patsubst %.c,$(BUILD)/$(2)/%.o,$(1))
@@ -160,7 +160,7 @@ $(BUILD)/version.h: FORCE
 	@printf '#define SBX_VERSION "%s"\n#define SBX_GIT_COMMIT "%s"\n#define SBX_VERSION_FULL "%s+g%s"\n' \
 		'$(SBX_VERSION)' '$(GIT_COMMIT)' '$(SBX_VERSION)' '$(GIT_COMMIT)' >$@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(call obj,user/cmd/main.c user/connector/mcp_server.c,obj) $(call obj,user/cmd/main.c user/connector/mcp_server.c,san): $(BUILD)/version.h
+$(call obj,user/cmd/main.c user/connector/mcp/server.c,obj) $(call obj,user/cmd/main.c user/connector/mcp/server.c,san): $(BUILD)/version.h
 FORCE:
 
 $(BUILD)/bpfsbx: $(call obj,$(LIB_SRCS) user/cmd/main.c,obj) $(PAGE_OBJ)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fs.c - file identity as the kernel sees it, and lexical path handling.
+ * identity.c - file identity as the kernel sees it, and lexical path handling.
  *
  * The BPF programs name a file by (inode->i_sb->s_dev, inode->i_ino).
  * stat(2) does not report that pair on overlayfs and btrfs (st_dev there

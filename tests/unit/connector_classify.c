@@ -12,8 +12,8 @@
 #include "tests/unit/connector_helpers.h"
 #include "tests/unit/unit.h"
 #include "user/connector/conn_policy.h"
-#include "user/connector/classify.h"
-#include "user/connector/shell.h"
+#include "user/connector/classify/classify.h"
+#include "user/connector/shell/shell.h"
 
 #define A SBX_V_ALLOW
 #define K SBX_V_ASK

@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include "tests/unit/connector_helpers.h"
 #include "tests/unit/unit.h"
-#include "user/connector/mcp_server.h"
+#include "user/connector/mcp/server.h"
 
 struct srv {
 	struct tc_env e;

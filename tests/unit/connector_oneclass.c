@@ -18,7 +18,7 @@
 #include "tests/unit/connector_helpers.h"
 #include "tests/unit/unit.h"
 #include "user/connector/claude_hook.h"
-#include "user/connector/classify.h"
+#include "user/connector/classify/classify.h"
 #include "user/connector/conn_policy.h"
 
 #define A SBX_V_ALLOW

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tests/unit/unit.h"
-#include "user/connector/shell.h"
+#include "user/connector/shell/shell.h"
 
 #define CWD "/p/proj"
 #define HOME "/home/u"

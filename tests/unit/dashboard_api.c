@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include "queue/queue.h"
 #include "tests/unit/unit.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/dashboard/api.h"
 #include "user/dashboard/feed.h"
 #include "user/dashboard/server.h"

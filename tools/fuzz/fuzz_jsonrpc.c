@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the MCP server's JSON-RPC reader and dispatcher
- * (user/connector/mcp_server.c without stdio). Each input is split into lines, as the
+ * (user/connector/mcp/server.c without stdio). Each input is split into lines, as the
  * server's stdin loop does, and fed to a fresh server (dry run: nothing is
  * written to the queue, no call waits) on a scratch project that has the
  * agent-default policy. Oracle: every message the server emits is one
@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <jansson.h>
-#include "user/connector/mcp_server.h"
+#include "user/connector/mcp/server.h"
 #include "user/connector/conn_policy.h"
 #include "tools/fuzz/fuzz_project.h"
 

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "user/connector/classify.h"
+#include "user/connector/classify/classify.h"
 #include "user/connector/conn_policy.h"
 #include "tools/fuzz/fuzz_project.h"
-#include "user/connector/shell.h"
+#include "user/connector/shell/shell.h"
 
 static char project[256];
 static struct sbx_conn_policy *policy;

@@ -8,6 +8,7 @@
 #define SBX_CMD_H
 
 #include <stdio.h>
+#include "lib/exit.h"
 
 /*
  * One command's options, in one table that its parser (sbx_getopt, or
@@ -53,16 +54,11 @@ void sbx_usage(FILE *out);
 int sbx_getopt(int argc, char **argv, const struct sbx_opt *t, const char *flags);
 /* the entry of long option NAME (without "--"), or NULL */
 const struct sbx_opt *sbx_opt_find(const struct sbx_opt *t, const char *name);
+/* the entry of subcommand word WORD (.name NULL, .sub WORD), or NULL */
+const struct sbx_opt *sbx_sub_find(const struct sbx_opt *t, const char *word);
 /* `bpfsbx help CMD`: usage, summary, every option with argument and default */
 void sbx_cmd_help(FILE *out, const struct sbx_cmd *c);
 /* the generated parts of bpfsbx(1) ("man") and of the bash completion ("bash") */
 int sbx_cmd_gen(const char *what);
-
-/* Exit statuses shared by every subcommand. */
-enum {
-	SBX_EXIT_OK = 0,
-	SBX_EXIT_FAIL = 1,	/* the operation failed (message on stderr) */
-	SBX_EXIT_USAGE = 2,	/* bad command line */
-};
 
 #endif

@@ -12,7 +12,7 @@
 #include "user/cmd/cmd.h"
 #include "user/daemon/journal.h"
 #include "user/daemon/notify.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/daemon/loop.h"
 #include "user/daemon/metrics.h"
 

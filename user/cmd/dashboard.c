@@ -21,7 +21,7 @@
 #include "lib/log.h"
 #include "lib/text.h"
 #include "user/cmd/cmd.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/dashboard/server.h"
 
 static void usage(FILE *out)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mcp.c - `bpfsbx mcp`: the MCP server (user/connector/mcp_server.c) on
+ * mcp.c - `bpfsbx mcp`: the MCP server (user/connector/mcp/server.c) on
  * stdin and stdout, one JSON-RPC message per line.
  */
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "user/cmd/cmd.h"
 #include "user/connector/escalate.h"
-#include "user/connector/mcp_server.h"
+#include "user/connector/mcp/server.h"
 
 static void emit_stdout(void *ctx, const char *json)
 {

@@ -35,6 +35,14 @@ const struct sbx_opt *sbx_opt_find(const struct sbx_opt *t, const char *name)
 	return NULL;
 }
 
+const struct sbx_opt *sbx_sub_find(const struct sbx_opt *t, const char *word)
+{
+	for (; t && (t->name || t->sub); t++)
+		if (!t->name && !strcmp(t->sub, word))
+			return t;
+	return NULL;
+}
+
 int sbx_getopt(int argc, char **argv, const struct sbx_opt *t, const char *flags)
 {
 	/* built once per table: commands parse one table per process */

@@ -32,17 +32,20 @@
 #include "lib/shipped.h"
 #include "policy/policy.h"
 #include "user/cmd/cmd.h"
-#include "user/daemon/control_client.h"
-#include "user/connector/classify.h"
+#include "user/control/control_client.h"
+#include "user/connector/classify/classify.h"
 #include "user/connector/conn_policy.h"
 #include "lib/json.h"
 
+/* The subcommand words dispatch by their .val: an index into policy_subs[]. */
+enum policy_sub { PS_CHECK, PS_EXPLAIN, PS_COMPILE };
+
 static const struct sbx_opt policy_opts[] = {
-	{ .sub = "check", .help = "load and compile FILE; print each problem as "
+	{ .sub = "check", .val = PS_CHECK, .help = "load and compile FILE; print each problem as "
 	  "FILE:LINE:COL: error|warning: FIELD: MESSAGE" },
-	{ .sub = "explain", .help = "which rule decides PATH, @ABSTRACT, HOST, HOST:PORT, "
+	{ .sub = "explain", .val = PS_EXPLAIN, .help = "which rule decides PATH, @ABSTRACT, HOST, HOST:PORT, "
 	  "ADDRESS:PORT, [IPV6]:PORT or -- CMD [ARGS...] (classified as the Claude Code hook does)" },
-	{ .sub = "compile", .help = "with --dump: the exact map entries the daemon would install" },
+	{ .sub = "compile", .val = PS_COMPILE, .help = "with --dump: the exact map entries the daemon would install" },
 	{ "project", 'P', 0, 'd', "DIR", "the current directory",
 	  "the directory ${PROJECT} stands for", NULL },
 	{ "home", 'H', 0, 'd', "DIR", "$HOME", "the directory ~ and ${HOME} stand for", NULL },
@@ -95,8 +98,7 @@ static int no_resolve(const char *host, struct sbx_addr **out, size_t *n, void *
 	return ECANCELED;	/* not looked up on purpose: no warning */
 }
 
-/* Parse options; mode: 'c' check, 'e' explain, 'd' compile. */
-static int parse_opts(int argc, char **argv, char mode, struct popts *o)
+static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts *o)
 {
 	int npos = 0;
 
@@ -105,7 +107,7 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--")) {
-			if (mode != 'e')
+			if (mode != PS_EXPLAIN)
 				return usage_error("'--' is only for explain");
 			o->cmd = argv + i + 1;
 			o->ncmd = argc - i - 1;
@@ -161,14 +163,14 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 		}
 		if (npos == 0)
 			o->file = a;
-		else if (npos == 1 && mode == 'e')
+		else if (npos == 1 && mode == PS_EXPLAIN)
 			o->target = a;
 		else
 			return usage_error("unexpected argument '%s'", a);
 		npos++;
 	}
 	/* explain X: X is the target, FILE the default */
-	if (mode == 'e' && npos == 1 && !o->cmd && !o->paths_from) {
+	if (mode == PS_EXPLAIN && npos == 1 && !o->cmd && !o->paths_from) {
 		o->target = o->file;
 		o->file = NULL;
 	}
@@ -195,9 +197,9 @@ static int parse_opts(int argc, char **argv, char mode, struct popts *o)
 					   "init`, or name the policy file)", SBX_POLICY_FILE);
 		o->file = o->found_file;
 	}
-	if (mode == 'e' && (!!o->target + !!o->cmd + !!o->paths_from) != 1)
+	if (mode == PS_EXPLAIN && (!!o->target + !!o->cmd + !!o->paths_from) != 1)
 		return usage_error("explain needs one PATH, HOST:PORT, -- CMD or --paths-from LIST");
-	if (mode == 'd' && !o->dump)
+	if (mode == PS_COMPILE && !o->dump)
 		return usage_error("compile needs --dump (the only output form)");
 	return 0;
 }
@@ -686,47 +688,61 @@ static int explain_paths_from(const struct loaded *L, const char *list)
 	return rc;
 }
 
+/* What explain takes the target for, before the answer (flushed: the
+ * answer may write to stderr too, and a person reads the two in order). */
+static void say_kind(const char *target, const char *kind, const char *detail)
+{
+	printf("%s: %s%s%s\n", target, kind, detail ? ", " : "", detail ? detail : "");
+	fflush(stdout);
+}
+
+/* One target, by what it looks like: URL, @abstract, HOST:PORT, host, path. */
+static int explain_target(const struct popts *o, const struct loaded *L)
+{
+	const char *t = o->target;
+	char url[300];
+	bool url_port = false;
+
+	if (url_hostport(t, url, sizeof(url), &url_port)) {
+		say_kind(t, "a URL", url);
+		if (url_port)
+			return explain_hostport(L, url, o->no_resolve);
+		if (url[0] == '[' || strspn(url, "0123456789.") == strlen(url))
+			return usage_error("%s: no port: the scheme has no known port; write "
+					   "HOST:PORT", t);
+		return explain_name(L, url, 0);
+	}
+	if (t[0] == '@' && t[1]) {
+		say_kind(t, "an abstract unix socket name", NULL);
+		return explain_abstract(L, t);
+	}
+	if (looks_like_hostport(t)) {
+		say_kind(t, t[0] == '[' || isdigit((unsigned char)t[0]) ? "an address and port" :
+			 "a host and port", NULL);
+		return explain_hostport(L, t, o->no_resolve);
+	}
+	if (looks_like_host(t)) {
+		say_kind(t, "a host name", NULL);
+		return explain_name(L, t, 0);
+	}
+	return explain_one_path(L, t);
+}
+
 static int cmd_explain(const struct popts *o)
 {
 	struct loaded L;
-	char url[300];
-	bool url_port = false;
 	int rc;
 
 	if (load_and_compile(o, &L, stderr)) {
 		loaded_free(&L);
 		return SBX_EXIT_FAIL;
 	}
-	if (o->paths_from) {
+	if (o->paths_from)
 		rc = explain_paths_from(&L, o->paths_from);
-	} else if (o->cmd) {
+	else if (o->cmd)
 		rc = explain_command(o, &L);
-	} else if (url_hostport(o->target, url, sizeof(url), &url_port)) {
-		printf("%s: a URL, %s\n", o->target, url);
-		fflush(stdout);
-		if (url_port)
-			rc = explain_hostport(&L, url, o->no_resolve);
-		else if (url[0] == '[' || strspn(url, "0123456789.") == strlen(url))
-			rc = usage_error("%s: no port: the scheme has no known port; write "
-					 "HOST:PORT", o->target);
-		else
-			rc = explain_name(&L, url, 0);
-	} else if (o->target[0] == '@' && o->target[1]) {
-		printf("%s: an abstract unix socket name\n", o->target);
-		fflush(stdout);
-		rc = explain_abstract(&L, o->target);
-	} else if (looks_like_hostport(o->target)) {
-		printf("%s: %s\n", o->target, o->target[0] == '[' || isdigit((unsigned char)o->target[0]) ?
-		       "an address and port" : "a host and port");
-		fflush(stdout);
-		rc = explain_hostport(&L, o->target, o->no_resolve);
-	} else if (looks_like_host(o->target)) {
-		printf("%s: a host name\n", o->target);
-		fflush(stdout);
-		rc = explain_name(&L, o->target, 0);
-	} else {
-		rc = explain_one_path(&L, o->target);
-	}
+	else
+		rc = explain_target(o, &L);
 	loaded_free(&L);
 	return rc;
 }
@@ -742,10 +758,16 @@ static int cmd_compile(const struct popts *o)
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
+static int (*const policy_subs[])(const struct popts *) = {
+	[PS_CHECK] = cmd_check,
+	[PS_EXPLAIN] = cmd_explain,
+	[PS_COMPILE] = cmd_compile,
+};
+
 static int policy_main(int argc, char **argv)
 {
 	struct popts o = { 0 };
-	char mode;
+	const struct sbx_opt *sub;
 	int rc;
 
 	if (argc < 2) {
@@ -756,27 +778,12 @@ static int policy_main(int argc, char **argv)
 		sbx_cmd_help(stdout, sbx_cmd_find("policy"));
 		return SBX_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "check"))
-		mode = 'c';
-	else if (!strcmp(argv[1], "explain"))
-		mode = 'e';
-	else if (!strcmp(argv[1], "compile"))
-		mode = 'd';
-	else
+	sub = sbx_sub_find(policy_opts, argv[1]);
+	if (!sub)
 		return usage_error("unknown subcommand '%s'", argv[1]);
-	rc = parse_opts(argc, argv, mode, &o);
-	if (rc == 0) {
-		switch (mode) {
-		case 'c':
-			rc = cmd_check(&o);
-			break;
-		case 'e':
-			rc = cmd_explain(&o);
-			break;
-		default:
-			rc = cmd_compile(&o);
-		}
-	}
+	rc = parse_opts(argc, argv, sub->val, &o);
+	if (rc == 0)
+		rc = policy_subs[sub->val](&o);
 	free(o.found_project);
 	free(o.found_file);
 	return rc;

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "user/cmd/cmd.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "lib/project.h"
 #include "lib/shipped.h"
 #include "lib/alloc.h"

@@ -28,7 +28,7 @@
 #include <linux/keyctl.h>
 #include <unistd.h>
 #include "user/cmd/cmd.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/daemon/kernel.h"
 #include "user/daemon/loop.h"
 #include "user/daemon/sessions.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "user/cmd/cmd.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/daemon/kernel.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"

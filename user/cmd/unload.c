@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "user/cmd/cmd.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/daemon/kernel.h"
 #include "user/daemon/loop.h"
 #include "lib/alloc.h"

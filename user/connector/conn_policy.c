@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include "lib/alloc.h"
 #include "user/connector/conn_policy.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 
 void sbx_cv_init(struct sbx_conn_verdict *v)
 {

@@ -20,7 +20,7 @@
 #include "queue/queue.h"
 #include "queue/request.h"
 #include "user/connector/escalate.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include "user/connector/claude_hook.h"
 #include "user/connector/install.h"
-#include "user/connector/mcp_server.h"
+#include "user/connector/mcp/server.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"

@@ -18,7 +18,7 @@
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/log.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/daemon/control_ops.h"
 #include "user/daemon/notice.h"
 #include "user/daemon/events.h"

@@ -29,7 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "user/daemon/claude_json.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/daemon/control_ops.h"
 #include "user/daemon/decisions.h"
 #include "user/daemon/events.h"

@@ -30,9 +30,6 @@ json_t *sbx_api_error(const char *code, const char *fmt, ...) __attribute__((for
 unsigned sbx_api_requests(struct sbx_feed *f, const char *state, const char *limit,
 			  json_t **out);
 /* GET /api/requests/ID: {"state","project","request","output"?} */
-/* {project, state, request, what, render}: a request as the page gets it,
- * rendered by queue/render.c */
-json_t *sbx_api_wrap(const char *project, enum sbx_qdir state, json_t *rec);
 unsigned sbx_api_request(struct sbx_feed *f, const char *id, json_t **out);
 /* GET /api/events?since=&limit=&project=&session=&verdict=&operation= */
 unsigned sbx_api_events(struct sbx_feed *f, const char *since, const char *limit,

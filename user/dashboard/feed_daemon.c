@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "lib/alloc.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "user/dashboard/feed_store.h"
 #include "lib/json.h"
 

@@ -20,7 +20,7 @@
 #include "lib/text.h"
 #include "queue/queue.h"
 #include "queue/watch.h"
-#include "user/dashboard/api.h"
+#include "user/dashboard/wrap.h"
 #include "user/dashboard/feed_store.h"
 #include "lib/json.h"
 

@@ -39,7 +39,7 @@ struct sbx_dash_opts {
 #define SBX_DASH_IDLE_S 30		/* an idle connection is closed after */
 #define SBX_DASH_WORKERS_MAX 64		/* decisions in progress at once */
 
-/* Serve until SIGINT or SIGTERM. Returns an exit status (user/cmd/cmd.h). */
+/* Serve until SIGINT or SIGTERM. Returns an exit status (lib/exit.h). */
 int sbx_dash_run(const struct sbx_dash_opts *o);
 
 /*

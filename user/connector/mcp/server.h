@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * mcp_server.h - the MCP server's message handling without stdio, so
+ * server.h - the MCP server's message handling without stdio, so
  * that `bpfsbx mcp`, the unit tests and the fuzzer drive the same code.
  *
  * Feed one line (one JSON-RPC message or, in protocol 2025-03-26, a
@@ -12,29 +12,9 @@
 #ifndef SBX_CONNECTOR_MCP_H
 #define SBX_CONNECTOR_MCP_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
-#define SBX_MCP_MAX_MSG		(4u << 20)	/* bytes in one line */
-#define SBX_MCP_WAIT_MS		45000		/* default; below the clients' 60 s */
-#define SBX_MCP_WAIT_MAX_MS	55000		/* never longer than this */
-#define SBX_MCP_LATEST		"2025-11-25"
-
-struct sbx_conn_policy;
-
-typedef void (*sbx_mcp_emit_fn)(void *ctx, const char *json);
-
-struct sbx_mcp;
-
-struct sbx_mcp_opts {
-	const char *project;	/* NULL: found from the cwd upward on first use */
-	int wait_ms;		/* budget for a person's decision in one call */
-	bool dry_run;		/* never write the queue and never wait (fuzzing) */
-	struct sbx_conn_policy *policy;	/* preloaded for project (fuzzing); borrowed */
-	sbx_mcp_emit_fn emit;
-	void *emit_ctx;
-};
+#include "user/connector/mcp/session.h"
 
 struct sbx_mcp *sbx_mcp_new(const struct sbx_mcp_opts *o);
 void sbx_mcp_free(struct sbx_mcp *m);

@@ -19,12 +19,12 @@
 #include "policy/policy.h"
 #include "queue/queue.h"
 #include "queue/request.h"
-#include "user/connector/classify.h"
+#include "user/connector/classify/classify.h"
 #include "user/connector/conn_policy.h"
 #include "user/connector/escalate.h"
-#include "user/connector/mcp_tools.h"
-#include "user/connector/shell.h"
-#include "user/daemon/control_client.h"
+#include "user/connector/mcp/tools.h"
+#include "user/connector/shell/shell.h"
+#include "user/control/control_client.h"
 #include "lib/alloc.h"
 #include "lib/json.h"
 
@@ -211,7 +211,7 @@ static json_t *submitted_or_error(struct sbx_mcp *m, json_t *rpc_id, int rc, con
 		free(err);
 		return r;
 	}
-	mcp_wait_or_park(m, rpc_id, id, tool, m->o.wait_ms, meta);
+	m->answer->wait_or_park(m, rpc_id, id, tool, m->o.wait_ms, meta);
 	return NULL;
 }
 
@@ -250,12 +250,12 @@ static json_t *run_privileged(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 	int rc;
 
 	if (!only_keys(args, keys, &bad)) {
-		mcp_reply_error(m, rpc_id, -32602, "run_privileged: unknown argument '%s'", bad);
+		m->answer->error(m, rpc_id, -32602, "run_privileged: unknown argument '%s'", bad);
 		return NULL;
 	}
 	if (!arg_str(args, "command", true, &command) || !arg_str(args, "reason", true, &why) ||
 	    !arg_str(args, "cwd", false, &cwd)) {
-		mcp_reply_error(m, rpc_id, -32602, "run_privileged: 'command' and 'reason' must be "
+		m->answer->error(m, rpc_id, -32602, "run_privileged: 'command' and 'reason' must be "
 				"non-empty strings and 'cwd' a string");
 		return NULL;
 	}
@@ -317,7 +317,7 @@ static json_t *request_access(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 	int acc = SBX_ACC_READ, port = 443, rc;
 
 	if (!only_keys(args, keys, &bad)) {
-		mcp_reply_error(m, rpc_id, -32602, "request_access: unknown argument '%s'", bad);
+		m->answer->error(m, rpc_id, -32602, "request_access: unknown argument '%s'", bad);
 		return NULL;
 	}
 	if (!arg_str(args, "path", false, &path) || !arg_str(args, "access", false, &access) ||
@@ -326,7 +326,7 @@ static json_t *request_access(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 		       json_integer_value(jport) > 65535)) ||
 	    (!path == !host) || (access && host) || (jport && path) ||
 	    (path && !*path) || (host && !*host)) {
-		mcp_reply_error(m, rpc_id, -32602,
+		m->answer->error(m, rpc_id, -32602,
 				"request_access: give either 'path' (with optional "
 				"'access' read|write|exec) or 'host' (with optional 'port' 1-65535), "
 				"and a non-empty 'reason'");
@@ -336,7 +336,7 @@ static json_t *request_access(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 		acc = !strcmp(access, "read") ? SBX_ACC_READ : !strcmp(access, "write") ? SBX_ACC_WRITE
 		      : !strcmp(access, "exec") ? SBX_ACC_EXEC : -1;
 		if (acc < 0) {
-			mcp_reply_error(m, rpc_id, -32602,
+			m->answer->error(m, rpc_id, -32602,
 					"request_access: 'access' must be read, write "
 					"or exec");
 			return NULL;
@@ -426,13 +426,13 @@ static json_t *check_request(struct sbx_mcp *m, json_t *rpc_id, json_t *args, js
 	const char *id, *bad;
 
 	if (!only_keys(args, keys, &bad)) {
-		mcp_reply_error(m, rpc_id, -32602, "check_request: unknown argument '%s'", bad);
+		m->answer->error(m, rpc_id, -32602, "check_request: unknown argument '%s'", bad);
 		return NULL;
 	}
 	if (!arg_str(args, "id", true, &id) ||
 	    (ws && (!json_is_integer(ws) || json_integer_value(ws) < 0 ||
 		    json_integer_value(ws) > SBX_MCP_WAIT_MAX_MS / 1000))) {
-		mcp_reply_error(m, rpc_id, -32602,
+		m->answer->error(m, rpc_id, -32602,
 				"check_request: 'id' must be a request id string "
 				"and 'wait_seconds' an integer from 0 to %d", SBX_MCP_WAIT_MAX_MS / 1000);
 		return NULL;
@@ -446,7 +446,7 @@ static json_t *check_request(struct sbx_mcp *m, json_t *rpc_id, json_t *args, js
 		free(t);
 		return r;
 	}
-	mcp_wait_or_park(m, rpc_id, id, T_CHECK, ws ? (int)json_integer_value(ws) * 1000 : 0, meta);
+	m->answer->wait_or_park(m, rpc_id, id, T_CHECK, ws ? (int)json_integer_value(ws) * 1000 : 0, meta);
 	return NULL;
 }
 
@@ -520,7 +520,7 @@ static json_t *sandbox_status(struct sbx_mcp *m, json_t *rpc_id, json_t *args)
 	FILE *f;
 
 	if (json_object_size(args)) {
-		mcp_reply_error(m, rpc_id, -32602, "sandbox_status takes no arguments");
+		m->answer->error(m, rpc_id, -32602, "sandbox_status takes no arguments");
 		free(name);
 		return NULL;
 	}
@@ -574,11 +574,11 @@ void mcp_tools_call(struct sbx_mcp *m, json_t *id, json_t *params)
 	json_t *r = NULL;
 
 	if (!name) {
-		mcp_reply_error(m, id, -32602, "tools/call: params.name must be a string");
+		m->answer->error(m, id, -32602, "tools/call: params.name must be a string");
 		return;
 	}
 	if (args && !json_is_object(args)) {
-		mcp_reply_error(m, id, -32602, "tools/call: params.arguments must be an object");
+		m->answer->error(m, id, -32602, "tools/call: params.arguments must be an object");
 		return;
 	}
 	if (!args)
@@ -594,8 +594,8 @@ void mcp_tools_call(struct sbx_mcp *m, json_t *id, json_t *params)
 	else if (!strcmp(name, "sandbox_status"))
 		r = sandbox_status(m, id, args);
 	else
-		mcp_reply_error(m, id, -32602, "Unknown tool: %s", name);
+		m->answer->error(m, id, -32602, "Unknown tool: %s", name);
 	json_decref(args);
 	if (r)
-		mcp_reply(m, id, r);
+		m->answer->reply(m, id, r);
 }

@@ -13,10 +13,43 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/text.h"
-#include "user/connector/shell_lex.h"
+#include "user/connector/shell/lex.h"
+
+/* ---- parser state --------------------------------------------------- */
+
+void sh_fail(struct ps *ps, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ps->out->unanalysed)
+		return;
+	ps->out->unanalysed = true;
+	va_start(ap, fmt);
+	if (vasprintf(&ps->out->why, fmt, ap) < 0)
+		ps->out->why = NULL;
+	va_end(ap);
+}
+
+const char *sh_var_lookup(struct ps *ps, const char *name, bool *known)
+{
+	*known = true;
+	for (size_t k = ps->nvars; k-- > 0;)
+		if (!strcmp(ps->vars[k].name, name)) {
+			*known = ps->vars[k].val != NULL;
+			return ps->vars[k].val;
+		}
+	if (!strcmp(name, "HOME"))
+		return ps->home;
+	if (!strcmp(name, "PWD") && ps->cwd)
+		return ps->cwd;
+	*known = false;
+	return NULL;
+}
 
 /* ---- words ------------------------------------------------------------ */
 
@@ -110,7 +143,7 @@ static long cmd_subst(struct ps *ps, size_t i)
 		sh_fail(ps, "unbalanced $( )");
 		return -1;
 	}
-	if (sh_parse_text(ps, ps->s + i, close - i) < 0)
+	if (ps->parse_text(ps, ps->s + i, close - i) < 0)
 		return -1;
 	return close + 1;
 }
@@ -274,7 +307,7 @@ static int backtick(struct ps *ps, struct tok *t)
 		free(in.p);
 		return -ENOMEM;
 	}
-	r = sh_parse_text(ps, in.p ? in.p : "", in.len);
+	r = ps->parse_text(ps, in.p ? in.p : "", in.len);
 	free(in.p);
 	if (r < 0)
 		return -1;

@@ -7,8 +7,8 @@
  * give-up ("unanalysed") is never an allow: the connector asks a person.
  *
  * The lexer (words, quoting, expansions, here-documents, tokens) is in
- * shell_lex.c; the classifier that turns the commands into verdicts is
- * in classify.c.
+ * lex.c; the classifier that turns the commands into verdicts is in
+ * ../classify/.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,39 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/text.h"
-#include "user/connector/shell.h"
-#include "user/connector/shell_lex.h"
-
-/* ---- parser state --------------------------------------------------- */
-
-void sh_fail(struct ps *ps, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ps->out->unanalysed)
-		return;
-	ps->out->unanalysed = true;
-	va_start(ap, fmt);
-	if (vasprintf(&ps->out->why, fmt, ap) < 0)
-		ps->out->why = NULL;
-	va_end(ap);
-}
-
-const char *sh_var_lookup(struct ps *ps, const char *name, bool *known)
-{
-	*known = true;
-	for (size_t k = ps->nvars; k-- > 0;)
-		if (!strcmp(ps->vars[k].name, name)) {
-			*known = ps->vars[k].val != NULL;
-			return ps->vars[k].val;
-		}
-	if (!strcmp(name, "HOME"))
-		return ps->home;
-	if (!strcmp(name, "PWD") && ps->cwd)
-		return ps->cwd;
-	*known = false;
-	return NULL;
-}
+#include "user/connector/shell/shell.h"
+#include "user/connector/shell/lex.h"
 
 static int var_set(struct ps *ps, const char *name, size_t nlen, const char *val)
 {
@@ -584,7 +553,7 @@ static void ps_free(struct ps *ps)
 
 /* Nested text ($( ), backticks, <( )): same variables and cwd, one level
  * deeper; changes inside do not leak out (it is a subshell). */
-int sh_parse_text(struct ps *parent, const char *text, size_t len)
+static int sh_parse_text(struct ps *parent, const char *text, size_t len)
 {
 	struct ps ps = { 0 };
 	int r;
@@ -599,6 +568,7 @@ int sh_parse_text(struct ps *parent, const char *text, size_t len)
 	ps.home = parent->home;
 	ps.depth = parent->depth + 1;
 	ps.nwords = parent->nwords;
+	ps.parse_text = parent->parse_text;
 	ps.cwd = parent->cwd ? strdup(parent->cwd) : NULL;
 	for (size_t k = 0; k < parent->nvars; k++)
 		if (var_set(&ps, parent->vars[k].name, strlen(parent->vars[k].name),
@@ -642,6 +612,7 @@ int sbx_sh_parse_depth(const char *text, const char *cwd, const char *home, int 
 	ps.home = home;
 	ps.depth = depth;
 	ps.nwords = &nwords;
+	ps.parse_text = sh_parse_text;
 	ps.cwd = cwd ? strdup(cwd) : NULL;
 	if (cwd && !ps.cwd)
 		return -ENOMEM;

@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "bpf/bpfsbx.h"
-#include "user/daemon/control_client.h"
+#include "user/control/control_client.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"

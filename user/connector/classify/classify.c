@@ -14,8 +14,11 @@
  * here; inside a session the kernel still checks every open, exec and
  * connect.
  *
- * What known programs do with their arguments is in classify_programs.c;
- * here are the checks, the option scanner, the wrappers and the walk.
+ * The parts, each below the one that uses it: check.c (files, hosts,
+ * patterns, the built-in verdicts), scan.c (the option scanner), args.c
+ * (what an argument can name, whatever the program) and programs.c (what
+ * known programs do with their arguments). Here are the wrappers and the
+ * walk; the programs reach back into it only through the cls callbacks.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,332 +28,28 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "user/connector/classify.h"
-#include "user/connector/classify_programs.h"
-#include "user/connector/shell.h"
+#include "user/connector/classify/classify.h"
+#include "user/connector/shell/shell.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "user/connector/classify/args.h"
+#include "user/connector/classify/check.h"
+#include "user/connector/classify/programs.h"
+#include "user/connector/classify/scan.h"
 
 int sbx_sh_parse_depth(const char *text, const char *cwd, const char *home, int depth,
 		       struct sbx_sh_parse *out);
 
-#define MAX_GLOB_MATCHES 256
-
-void cls_merge(struct cls *c, struct sbx_conn_verdict *v)
-{
-	sbx_cv_merge(c->acc, v);
-}
-
-void cls_builtin(struct cls *c, uint8_t verdict, const char *what, const char *reason)
-{
-	struct sbx_conn_verdict v;
-
-	sbx_cv_init(&v);
-	sbx_cv_set(&v, verdict, what, "%s", reason);
-	cls_merge(c, &v);
-}
-
-void cls_unanalysed(struct cls *c, const char *why)
-{
-	struct sbx_conn_verdict v;
-
-	sbx_cv_init(&v);
-	sbx_cv_set(&v, SBX_V_ASK, "command line",
-		   "could not analyse the command (%s); a person has to look at it", why);
-	cls_merge(c, &v);
-}
-
-const char *cls_basename(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
-static bool is_dev_stream(const char *p)
-{
-	return !strcmp(p, "/dev/null") || !strcmp(p, "/dev/zero") ||
-	       !strcmp(p, "/dev/stdin") || !strcmp(p, "/dev/stdout") ||
-	       !strcmp(p, "/dev/stderr") || !strcmp(p, "/dev/tty") ||
-	       !strncmp(p, "/dev/fd/", 8) || !strcmp(p, "/dev/random") ||
-	       !strcmp(p, "/dev/urandom");
-}
-
-static void decide_abs(struct cls *c, const char *abs, enum sbx_access acc)
-{
-	struct sbx_conn_verdict v;
-
-	if (is_dev_stream(abs))
-		return;
-	sbx_cv_init(&v);
-	sbx_conn_decide_path(c->cp, abs, acc, &v);
-	cls_merge(c, &v);
-}
-
-/* A file argument: resolve, expand globs against the file system, decide
- * the pattern itself and every match. */
-void cls_check_file(struct cls *c, word_t *w, const char *cwd, enum sbx_access acc)
-{
-	char *abs;
-
-	if (w->dynamic) {
-		cls_unanalysed(c, "a file name is computed at run time");
-		return;
-	}
-	if (!w->val[0])
-		return;
-	abs = sbx_sh_resolve(w->val, cwd, c->home);
-	if (!abs) {
-		cls_unanalysed(c, "a relative path after a cd that could not be followed");
-		return;
-	}
-	decide_abs(c, abs, acc);
-	/* a pattern anywhere: what it can expand to, on its text */
-	if (w->glob)
-		cls_check_pattern(c, abs, acc);
-	/* expand only a pattern in the last component: one directory read,
-	 * never a walk of the whole file system inside a hook */
-	const char *last = strrchr(abs, '/');
-	if (w->glob && !memchr(abs, '*', last - abs) && !memchr(abs, '?', last - abs) &&
-	    !memchr(abs, '[', last - abs) && !memchr(abs, '{', last - abs)) {
-		glob_t g;
-
-		if (glob(abs, GLOB_BRACE | GLOB_NOSORT, NULL, &g) == 0) {
-			if (g.gl_pathc > MAX_GLOB_MATCHES)
-				cls_unanalysed(c, "a pattern matches too many files");
-			else
-				for (size_t k = 0; k < g.gl_pathc; k++)
-					decide_abs(c, g.gl_pathv[k], acc);
-			globfree(&g);
-		}
-	}
-	free(abs);
-}
-
-void cls_check_host(struct cls *c, const char *host, int port)
-{
-	struct sbx_conn_verdict v;
-
-	sbx_cv_init(&v);
-	sbx_conn_decide_host(c->cp, host, port, &v);
-	cls_merge(c, &v);
-}
-
-void cls_check_url(struct cls *c, word_t *w, int default_port)
-{
-	char *host = NULL;
-	int port = 0;
-
-	if (w->dynamic) {
-		cls_unanalysed(c, "a network address is computed at run time");
-		return;
-	}
-	if (sbx_conn_parse_url(w->val, default_port, &host, &port) < 0) {
-		if (!strncasecmp(w->val, "file://", 7))
-			return;
-		cls_unanalysed(c, "a network address that could not be parsed");
-		return;
-	}
-	cls_check_host(c, host, port);
-	free(host);
-}
-
-/* "[user@]host:path" (scp, rsync, git) -> host; NULL when it is local. */
-char *cls_remote_host(const char *s)
-{
-	const char *colon = strchr(s, ':'), *slash = strchr(s, '/'), *at;
-
-	if (strstr(s, "://"))
-		return NULL;
-	if (!colon || (slash && slash < colon) || colon == s)
-		return NULL;
-	at = memchr(s, '@', colon - s);
-	s = at ? at + 1 : s;
-	if (*s == '[') {
-		const char *e = strchr(s, ']');
-		return e ? strndup(s + 1, e - s - 1) : NULL;
-	}
-	return strndup(s, colon - s);
-}
-
-/* ---- option scanning ----------------------------------------------------- */
-
-
-static bool in_list(const char *const *l, const char *s, size_t n)
-{
-	for (; l && *l; l++)
-		if (strlen(*l) == n && !strncmp(*l, s, n))
-			return true;
-	return false;
-}
-
-/*
- * getopt-like scan of argv[from..argc). short_arg: short options that take
- * an argument; long_arg: long options (with dashes) that take one.
- * permute: options may follow operands (GNU); otherwise the first operand
- * ends the options (and the rest is left to the caller: opts->end).
- */
-int cls_scan(int argc, word_t *argv, int from, const char *short_arg,
-	     const char *const *long_arg, bool permute, struct opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->pos = calloc(argc + 1, sizeof(*o->pos));
-	o->kv = calloc(argc + 1, sizeof(*o->kv));
-	o->lf = calloc(argc + 1, sizeof(*o->lf));
-	if (!o->pos || !o->kv || !o->lf)
-		return -ENOMEM;
-	int k = from;
-	bool opts_done = false;
-
-	for (; k < argc; k++) {
-		const char *a = argv[k].val;
-
-		if (opts_done || argv[k].dynamic || a[0] != '-' || !a[1]) {
-			o->pos[o->npos++] = &argv[k];
-			if (!permute) {
-				k++;
-				break;
-			}
-			continue;
-		}
-		if (!strcmp(a, "--")) {
-			opts_done = true;
-			continue;
-		}
-		if (a[1] == '-') {
-			const char *eq = strchr(a, '=');
-			size_t n = eq ? (size_t)(eq - a) : strlen(a);
-
-			if (eq) {
-				o->kv[o->nkv++] = (struct kv){ a, n, NULL, eq + 1 };
-			} else if (in_list(long_arg, a, n)) {
-				o->kv[o->nkv++] = (struct kv){ a, n, k + 1 < argc ? &argv[k + 1] : NULL, NULL };
-				k++;
-			} else {
-				o->lf[o->nlf++] = &argv[k];
-			}
-			continue;
-		}
-		for (const char *p = a + 1; *p; p++) {
-			unsigned char ch = (unsigned char)*p;
-
-			if (ch < 128)
-				o->sf[ch] = true;
-			if (short_arg && strchr(short_arg, *p)) {
-				if (p[1])
-					o->kv[o->nkv++] = (struct kv){ p, 1, NULL, p + 1 };
-				else {
-					o->kv[o->nkv++] = (struct kv){ p, 1, k + 1 < argc ? &argv[k + 1] : NULL, NULL };
-					k++;
-				}
-				break;
-			}
-		}
-	}
-	if (!permute)
-		for (; k < argc; k++)
-			o->pos[o->npos++] = &argv[k];
-	o->end = k;
-	return 0;
-}
-
-void cls_opts_free(struct opts *o)
-{
-	free(o->pos);
-	free(o->kv);
-	free(o->lf);
-}
-
-/* Was the option given? name: "x" for -x, "--long" for --long. */
-bool cls_has(const struct opts *o, const char *name)
-{
-	if (!name[1] && name[0] != '-')
-		return o->sf[(unsigned char)name[0]];
-	for (int k = 0; k < o->nlf; k++)
-		if (!strcmp(o->lf[k]->val, name))
-			return true;
-	for (int k = 0; k < o->nkv; k++)
-		if (o->kv[k].optlen == strlen(name) && !strncmp(o->kv[k].opt, name, o->kv[k].optlen))
-			return true;
-	return false;
-}
-
-/* Value words of option name (short "o" or long "--output"); calls fn. */
-void cls_each_val(struct cls *c, const struct opts *o, const char *name, const char *cwd,
-		  void (*fn)(struct cls *, word_t *, const char *, int), int arg)
-{
-	size_t nl = strlen(name);
-
-	for (int k = 0; k < o->nkv; k++) {
-		const struct kv *e = &o->kv[k];
-		bool match = nl == 1 ? (e->optlen == 1 && e->opt[0] == name[0])
-				     : (e->optlen == nl && !strncmp(e->opt, name, nl));
-
-		if (!match)
-			continue;
-		if (e->val) {
-			fn(c, e->val, cwd, arg);
-		} else if (e->inline_val) {
-			struct sbx_sh_word w = { (char *)e->inline_val, false, false };
-			fn(c, &w, cwd, arg);
-		}
-	}
-}
-
-void cls_fn_read(struct cls *c, word_t *w, const char *cwd, int arg)
-{
-	(void)arg;
-	cls_check_file(c, w, cwd, SBX_ACC_READ);
-}
-
-void cls_fn_write(struct cls *c, word_t *w, const char *cwd, int arg)
-{
-	(void)arg;
-	cls_check_file(c, w, cwd, SBX_ACC_WRITE);
-}
-
-/* curl -d @file, -F name=@file / name=<file: the file is read */
-void cls_fn_at_read(struct cls *c, word_t *w, const char *cwd, int arg)
-{
-	const char *v = w->val, *p = NULL;
-
-	(void)arg;
-	if (w->dynamic)
-		return;
-	if (v[0] == '@')
-		p = v + 1;
-	else if ((p = strstr(v, "=@")) || (p = strstr(v, "=<")))
-		p += 2;
-	else
-		return;
-	char *f = strndup(p, strcspn(p, ";"));
-	struct sbx_sh_word fw = { f, false, false };
-
-	if (f && strcmp(f, "-"))
-		cls_check_file(c, &fw, cwd, SBX_ACC_READ);
-	free(f);
-}
-
-void cls_fn_url(struct cls *c, word_t *w, const char *cwd, int port)
-{
-	(void)cwd;
-	cls_check_url(c, w, port);
-}
-
-void cls_all_pos(struct cls *c, const struct opts *o, int from, const char *cwd,
-		 enum sbx_access acc)
-{
-	for (int k = from; k < o->npos; k++)
-		if (strcmp(o->pos[k]->val, "-") || o->pos[k]->dynamic)
-			cls_check_file(c, o->pos[k], cwd, acc);
-}
 
 /* ---- command text ---------------------------------------------------- */
 
-void classify_text(struct cls *c, word_t *w, const char *cwd, int depth)
+static void classify_argv(struct cls *c, int argc, word_t *argv, const char *cwd,
+			  int depth, bool stdin_args);
+
+static void classify_text(struct cls *c, word_t *w, const char *cwd, int depth)
 {
 	struct sbx_sh_parse p = { 0 };
 
@@ -397,7 +96,7 @@ static int skip_opts(int argc, word_t *argv, int k, const char *short_arg,
 			const char *eq = strchr(a, '=');
 			size_t n = eq ? (size_t)(eq - a) : strlen(a);
 
-			k += (!eq && in_list(long_arg, a, n)) ? 2 : 1;
+			k += (!eq && cls_in_list(long_arg, a, n)) ? 2 : 1;
 			continue;
 		}
 		bool takes = false;
@@ -411,8 +110,8 @@ static int skip_opts(int argc, word_t *argv, int k, const char *short_arg,
 	return k;
 }
 
-void classify_argv(struct cls *c, int argc, word_t *argv, const char *cwd,
-		   int depth, bool stdin_args)
+static void classify_argv(struct cls *c, int argc, word_t *argv, const char *cwd,
+			  int depth, bool stdin_args)
 {
 	const char *name;
 	char **plain;
@@ -466,7 +165,7 @@ void classify_argv(struct cls *c, int argc, word_t *argv, const char *cwd,
 			if (d[0] != '/' || asprintf(&full, "%s/%s", d, argv[0].val) < 0)
 				continue;
 			if (access(full, X_OK) == 0) {
-				decide_abs(c, full, SBX_ACC_EXEC);
+				cls_decide_abs(c, full, SBX_ACC_EXEC);
 				free(full);
 				break;
 			}
@@ -595,7 +294,7 @@ void classify_argv(struct cls *c, int argc, word_t *argv, const char *cwd,
 				if (a[1] == '-') {
 					const char *eq = strchr(a, '=');
 					size_t n = eq ? (size_t)(eq - a) : strlen(a);
-					k += (!eq && in_list(xa_long, a, n)) ? 2 : 1;
+					k += (!eq && cls_in_list(xa_long, a, n)) ? 2 : 1;
 					continue;
 				}
 				/* -i and -l take an optional attached value, -I etc. a separate one */
@@ -651,7 +350,8 @@ int sbx_sh_classify(struct sbx_conn_policy *cp, const char *text, const char *cw
 		    struct sbx_conn_verdict *out)
 {
 	struct cls c = { .cp = cp, .acc = out, .home = cp ? cp->home : sbx_conn_home(),
-			 .project = cp ? cp->project : NULL, .kernel = cp && cp->kernel_enforced };
+			 .project = cp ? cp->project : NULL, .kernel = cp && cp->kernel_enforced,
+			 .argv = classify_argv, .text = classify_text };
 	struct sbx_sh_word w = { (char *)text, false, false };
 
 	sbx_cv_clear(out);
@@ -663,3 +363,4 @@ int sbx_sh_classify(struct sbx_conn_policy *cp, const char *text, const char *cw
 	}
 	return 0;
 }
+

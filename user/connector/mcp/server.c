@@ -13,7 +13,7 @@
  *
  * Only JSON-RPC goes to stdout; diagnostics go to stderr.
  *
- * The tools are in mcp_tools.c; here are JSON-RPC, the session, the
+ * The tools are in tools.c; here are JSON-RPC, the session, the
  * tool list and the calls parked while a person decides.
  */
 #include <stdarg.h>
@@ -24,8 +24,8 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "user/connector/escalate.h"
-#include "user/connector/mcp_server.h"
-#include "user/connector/mcp_tools.h"
+#include "user/connector/mcp/server.h"
+#include "user/connector/mcp/tools.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 
@@ -68,13 +68,15 @@ static void send_msg(struct sbx_mcp *m, json_t *msg)
 	}
 }
 
-void mcp_reply(struct sbx_mcp *m, json_t *id, json_t *result)
+static void mcp_reply(struct sbx_mcp *m, json_t *id, json_t *result)
 {
 	send_msg(m, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
 			      "result", result));
 }
 
-void mcp_reply_error(struct sbx_mcp *m, json_t *id, int code, const char *fmt, ...)
+static void mcp_reply_error(struct sbx_mcp *m, json_t *id, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void mcp_reply_error(struct sbx_mcp *m, json_t *id, int code, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg = NULL;
@@ -133,8 +135,8 @@ static void unpark(struct sbx_mcp *m, size_t k)
 }
 
 /* Answer now, or park until a decision or the budget's end. */
-void mcp_wait_or_park(struct sbx_mcp *m, json_t *rpc_id, const char *req_id,
-		      enum tool tool, int budget_ms, json_t *meta)
+static void mcp_wait_or_park(struct sbx_mcp *m, json_t *rpc_id, const char *req_id,
+			     enum tool tool, int budget_ms, json_t *meta)
 {
 	struct sbx_esc_outcome o;
 	char *err = NULL;
@@ -156,6 +158,12 @@ void mcp_wait_or_park(struct sbx_mcp *m, json_t *rpc_id, const char *req_id,
 	mcp_reply(m, rpc_id, mcp_outcome_result(m, tool, req_id, &o));
 	sbx_esc_outcome_clear(&o);
 }
+
+static const struct sbx_mcp_answer server_answer = {
+	.reply = mcp_reply,
+	.error = mcp_reply_error,
+	.wait_or_park = mcp_wait_or_park,
+};
 
 int sbx_mcp_poll(struct sbx_mcp *m)
 {
@@ -447,6 +455,7 @@ struct sbx_mcp *sbx_mcp_new(const struct sbx_mcp_opts *o)
 	if (!m)
 		return NULL;
 	m->o = *o;
+	m->answer = &server_answer;
 	if (m->o.wait_ms > SBX_MCP_WAIT_MAX_MS)
 		m->o.wait_ms = SBX_MCP_WAIT_MAX_MS;
 	if (m->o.wait_ms < 0)

@@ -8,7 +8,7 @@
 #define SBX_CLASSIFY_H
 
 #include "user/connector/conn_policy.h"
-#include "user/connector/shell.h"
+#include "user/connector/shell/shell.h"
 
 /* Verdict for a whole command line, the max over all its parts, with the
  * reason of the part that decided. cp may be NULL only in tests of the

@@ -17,7 +17,10 @@
 #include <strings.h>
 #include "lib/alloc.h"
 #include "lib/text.h"
-#include "user/connector/classify_programs.h"
+#include "user/connector/classify/args.h"
+#include "user/connector/classify/check.h"
+#include "user/connector/classify/programs.h"
+#include "user/connector/classify/scan.h"
 
 /* ---- per-program knowledge ----------------------------------------------- */
 
@@ -38,7 +41,7 @@ static void do_shell(struct cls *c, int argc, word_t *argv, const char *cwd, int
 
 	if (!strcmp(cls_basename(argv[0].val), "busybox")) {
 		if (argc > 1)
-			classify_argv(c, argc - 1, argv + 1, cwd, depth, false);
+			c->argv(c, argc - 1, argv + 1, cwd, depth, false);
 		return;
 	}
 	for (; k < argc; k++) {
@@ -63,7 +66,7 @@ static void do_shell(struct cls *c, int argc, word_t *argv, const char *cwd, int
 				cls_unanalysed(c, "sh -c without a command");
 				return;
 			}
-			classify_text(c, &argv[k + 1], cwd, depth);
+			c->text(c, &argv[k + 1], cwd, depth);
 			return;
 		}
 	}
@@ -134,7 +137,7 @@ static void do_find(struct cls *c, int argc, word_t *argv, const char *cwd, int 
 				break;
 			for (int j = s; j < e; j++)
 				sub[j - s] = strcmp(argv[j].val, "{}") ? argv[j] : found;
-			classify_argv(c, e - s, sub, cwd, depth, false);
+			c->argv(c, e - s, sub, cwd, depth, false);
 			free(sub);
 			k = e;
 		}
@@ -256,7 +259,7 @@ static void git_config(struct cls *c, const struct opts *o, int argc, word_t *ar
 			char *t = eq[1] == '!' ? sbx_strdup(eq + 2) : sbx_asprintf("git %s", eq + 1);
 
 			w = (struct sbx_sh_word){ t, false, false };
-			classify_text(c, &w, cwd, depth);
+			c->text(c, &w, cwd, depth);
 			free(t);
 		} else if (git_key_runs(kv)) {
 			char *key = strndup(kv, eq - kv);
@@ -268,7 +271,7 @@ static void git_config(struct cls *c, const struct opts *o, int argc, word_t *ar
 				   "git -c %s sets a command or a source that git runs or reads; a "
 				   "person has to look at it", key ? key : "?");
 			cls_merge(c, &v);
-			classify_text(c, &w, cwd, depth);
+			c->text(c, &w, cwd, depth);
 			free(key);
 		}
 	}

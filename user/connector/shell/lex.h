@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * shell_lex.h - what the two halves of the shell parser share: shell.c
- * (the parser's state, commands, lists, subshells) and shell_lex.c (the
- * lexer: words, quoting, expansions, here-documents, tokens). Not an
- * API; that is shell.h.
+ * lex.h - the shell parser's lexer (words, quoting, expansions,
+ * here-documents, tokens) and the state it reads, as the parser (shell.c:
+ * commands, lists, subshells) uses them. Not an API; that is shell.h.
  *
  * The lexer parses the text of a command or process substitution where
- * it meets one, through sh_parse_text(), so that the commands inside are
- * found as well: the two halves call each other.
+ * it meets one, so that the commands inside are found as well. It does so
+ * through ps->parse_text, which the parser sets: the lexer never calls
+ * the parser by name.
  */
 #ifndef SBX_SHELL_LEX_H
 #define SBX_SHELL_LEX_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "user/connector/shell.h"
+#include "user/connector/shell/words.h"
 
-/* ---- parser state (shell.c) ------------------------------------------- */
+/* ---- parser state ------------------------------------------------------ */
 
 struct var {
 	char *name;
@@ -42,16 +42,17 @@ struct ps {
 	struct heredoc hd[8];
 	int nhd;
 	size_t *nwords;		/* shared across recursion */
+	/* the parser's: text nested in a line ($( ), backticks, <( )), one
+	 * level deeper */
+	int (*parse_text)(struct ps *parent, const char *text, size_t len);
 };
 
 /* Give up on the line: it becomes "unanalysed" (the first reason stays). */
 void sh_fail(struct ps *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A variable's value; NULL with *known false when only the run time knows it. */
 const char *sh_var_lookup(struct ps *ps, const char *name, bool *known);
-/* Text nested in a line ($( ), backticks, <( )), one level deeper. */
-int sh_parse_text(struct ps *parent, const char *text, size_t len);
 
-/* ---- tokens (shell_lex.c) --------------------------------------------- */
+/* ---- tokens ------------------------------------------------------------ */
 
 enum tok_type { T_EOF, T_WORD, T_SEP, T_PIPE, T_LPAREN, T_RPAREN, T_REDIR, T_ERR };
 
