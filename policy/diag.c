@@ -10,9 +10,9 @@
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
 
-static void diag_vadd(struct sbx_diags *d, enum sbx_diag_level level,
-		      const char *file, int line, int col, const char *field,
-		      const char *fmt, va_list ap)
+void sbx_diag_vadd(struct sbx_diags *d, enum sbx_diag_level level,
+		   const char *file, int line, int col, const char *field,
+		   const char *fmt, va_list ap)
 {
 	struct sbx_diag *g;
 	char *msg = NULL;
@@ -53,8 +53,15 @@ void sbx_diag_add(struct sbx_diags *d, enum sbx_diag_level level,
 	va_list ap;
 
 	va_start(ap, fmt);
-	diag_vadd(d, level, file, line, col, field, fmt, ap);
+	sbx_diag_vadd(d, level, file, line, col, field, fmt, ap);
 	va_end(ap);
+}
+
+void sbx_diag_vat(struct sbx_diags *d, enum sbx_diag_level level,
+		  const struct sbx_srcpos *pos, const char *fmt, va_list ap)
+{
+	sbx_diag_vadd(d, level, pos ? pos->file : NULL, pos ? pos->line : 0,
+		      pos ? pos->col : 0, pos ? pos->field : NULL, fmt, ap);
 }
 
 void sbx_diag_at(struct sbx_diags *d, enum sbx_diag_level level,
@@ -63,8 +70,7 @@ void sbx_diag_at(struct sbx_diags *d, enum sbx_diag_level level,
 	va_list ap;
 
 	va_start(ap, fmt);
-	diag_vadd(d, level, pos ? pos->file : NULL, pos ? pos->line : 0,
-		  pos ? pos->col : 0, pos ? pos->field : NULL, fmt, ap);
+	sbx_diag_vat(d, level, pos, fmt, ap);
 	va_end(ap);
 }
 

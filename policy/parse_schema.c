@@ -19,13 +19,11 @@
 void perr(struct pctx *c, int line, int col, const char *field,
 	  const char *fmt, ...)
 {
-	char msg[768];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	sbx_diag_vadd(c->d, SBX_DIAG_ERROR, c->doc->file, line, col, field, fmt, ap);
 	va_end(ap);
-	sbx_diag_add(c->d, SBX_DIAG_ERROR, c->doc->file, line, col, field, "%s", msg);
 	c->err = true;
 }
 
@@ -33,13 +31,11 @@ void perr(struct pctx *c, int line, int col, const char *field,
 void pwarn(struct pctx *c, int line, int col, const char *field,
 	   const char *fmt, ...)
 {
-	char msg[768];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	sbx_diag_vadd(c->d, SBX_DIAG_WARNING, c->doc->file, line, col, field, fmt, ap);
 	va_end(ap);
-	sbx_diag_add(c->d, SBX_DIAG_WARNING, c->doc->file, line, col, field, "%s", msg);
 }
 
 void field_name(char *dst, size_t n, const char *base, const char *suffix)
