@@ -9,6 +9,7 @@
 #include <string.h>
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
+#include "lib/alloc.h"
 
 void sbx_diag_vadd(struct sbx_diags *d, enum sbx_diag_level level,
 		   const char *file, int line, int col, const char *field,
@@ -19,19 +20,12 @@ void sbx_diag_vadd(struct sbx_diags *d, enum sbx_diag_level level,
 
 	if (!d)
 		return;
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 8;
-		struct sbx_diag *v = realloc(d->v, cap * sizeof(*v));
-
-		if (!v) {
-			/* cannot record it, but an error must still count:
-			 * the policy is then rejected, never half-loaded */
-			if (level == SBX_DIAG_ERROR)
-				d->errors++;
-			return;
-		}
-		d->v = v;
-		d->cap = cap;
+	if (!SBX_GROW(d->v, d->cap, d->n + 1, 8)) {
+		/* cannot record it, but an error must still count:
+		 * the policy is then rejected, never half-loaded */
+		if (level == SBX_DIAG_ERROR)
+			d->errors++;
+		return;
 	}
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
