@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,4 +50,21 @@ void *sbx_realloc_array(void *p, size_t n, size_t size)
 	if (!q)
 		oom();
 	return q;
+}
+
+void *sbx_grow(void *p, size_t *cap, size_t need, size_t size, size_t first)
+{
+	size_t n = *cap ? *cap : (first ? first : 1);
+
+	if (p && need <= *cap)
+		return p;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return NULL;
+		n *= 2;
+	}
+	p = reallocarray(p, n, size ? size : 1);
+	if (p)
+		*cap = n;
+	return p;
 }

@@ -5,24 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/text.h"
+#include "lib/alloc.h"
 
 void sbx_sb_putn(struct sbx_strbuf *b, const char *s, size_t n)
 {
 	if (b->oom)
 		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		char *p;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	if (!SBX_GROW(b->p, b->cap, b->len + n + 1, 64)) {
+		b->oom = true;
+		return;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "policy/compile.h"
+#include "lib/alloc.h"
 
 /* ---- file entries while building ------------------------------------------------ */
 
@@ -32,15 +33,8 @@ static struct fent *fvec_add(struct fvec *f, const void *key, const char *what, 
 {
 	struct fent *e;
 
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct fent *v = realloc(f->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		f->v = v;
-		f->cap = cap;
-	}
+	if (!SBX_GROW(f->v, f->cap, f->n + 1, 64))
+		return NULL;
 	e = &f->v[f->n];
 	memset(e, 0, sizeof(*e));
 	memcpy(e->key, key, f->klen);
@@ -316,16 +310,9 @@ static void add_ident(struct cstate *s, const char *path, uint32_t dev, uint64_t
 	struct sbx_compiled *c = s->out;
 	struct sbx_ident_stamp *v;
 
-	if (c->n_idents == s->cap_idents) {
-		size_t cap = s->cap_idents ? s->cap_idents * 2 : 64;
-
-		v = realloc(c->idents, cap * sizeof(*v));
-		if (!v) {
-			s->oom = true;
-			return;
-		}
-		c->idents = v;
-		s->cap_idents = cap;
+	if (!SBX_GROW(c->idents, s->cap_idents, c->n_idents + 1, 64)) {
+		s->oom = true;
+		return;
 	}
 	v = c->idents;
 	if (!(v[c->n_idents].path = strdup(path))) {
@@ -463,15 +450,8 @@ static void pin_ancestors(struct cstate *s, const struct sbx_frule *fr,
 
 static int add_hl_candidate(struct cstate *s, const char *path, uint8_t access)
 {
-	if (s->n_hl == s->cap_hl) {
-		size_t cap = s->cap_hl ? s->cap_hl * 2 : 16;
-		struct hl_cand *v = realloc(s->hl, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		s->hl = v;
-		s->cap_hl = cap;
-	}
+	if (!SBX_GROW(s->hl, s->cap_hl, s->n_hl + 1, 16))
+		return -1;
 	s->hl[s->n_hl].path = strdup(path);
 	if (!s->hl[s->n_hl].path)
 		return -1;

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include "policy/compile.h"
 #include "lib/shipped.h"
+#include "lib/alloc.h"
 
 /* ---- network ------------------------------------------------------------------------ */
 
@@ -40,15 +41,8 @@ static int nvec_add(struct nvec *nv, int family, const uint8_t *addr, uint8_t bi
 {
 	struct nent *e;
 
-	if (nv->n == nv->cap) {
-		size_t cap = nv->cap ? nv->cap * 2 : 64;
-		struct nent *v = realloc(nv->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		nv->v = v;
-		nv->cap = cap;
-	}
+	if (!SBX_GROW(nv->v, nv->cap, nv->n + 1, 64))
+		return -1;
 	e = &nv->v[nv->n];
 	memset(e, 0, sizeof(*e));
 	e->family = family;
@@ -146,15 +140,15 @@ static void hvec_add(struct cstate *s, struct hvec *hv, const char *text,
 	struct sbx_host_entry *e;
 
 	if (hv->n == hv->cap) {
-		size_t cap = hv->cap ? hv->cap * 2 : 32;
+		/* two arrays of one length: a failed second keeps the old cap */
+		size_t cap_v = hv->cap, cap_pos = hv->cap;
 
-		hv->v = realloc(hv->v, cap * sizeof(*hv->v));
-		hv->pos = realloc(hv->pos, cap * sizeof(*hv->pos));
-		if (!hv->v || !hv->pos) {
+		if (!SBX_GROW(hv->v, cap_v, hv->n + 1, 32) ||
+		    !SBX_GROW(hv->pos, cap_pos, hv->n + 1, 32)) {
 			s->oom = true;
 			return;
 		}
-		hv->cap = cap;
+		hv->cap = cap_v;
 	}
 	e = &hv->v[hv->n];
 	memset(e, 0, sizeof(*e));

@@ -9,29 +9,23 @@
 #include <string.h>
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
+#include "lib/alloc.h"
 
-static void diag_vadd(struct sbx_diags *d, enum sbx_diag_level level,
-		      const char *file, int line, int col, const char *field,
-		      const char *fmt, va_list ap)
+void sbx_diag_vadd(struct sbx_diags *d, enum sbx_diag_level level,
+		   const char *file, int line, int col, const char *field,
+		   const char *fmt, va_list ap)
 {
 	struct sbx_diag *g;
 	char *msg = NULL;
 
 	if (!d)
 		return;
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 8;
-		struct sbx_diag *v = realloc(d->v, cap * sizeof(*v));
-
-		if (!v) {
-			/* cannot record it, but an error must still count:
-			 * the policy is then rejected, never half-loaded */
-			if (level == SBX_DIAG_ERROR)
-				d->errors++;
-			return;
-		}
-		d->v = v;
-		d->cap = cap;
+	if (!SBX_GROW(d->v, d->cap, d->n + 1, 8)) {
+		/* cannot record it, but an error must still count:
+		 * the policy is then rejected, never half-loaded */
+		if (level == SBX_DIAG_ERROR)
+			d->errors++;
+		return;
 	}
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
@@ -53,8 +47,15 @@ void sbx_diag_add(struct sbx_diags *d, enum sbx_diag_level level,
 	va_list ap;
 
 	va_start(ap, fmt);
-	diag_vadd(d, level, file, line, col, field, fmt, ap);
+	sbx_diag_vadd(d, level, file, line, col, field, fmt, ap);
 	va_end(ap);
+}
+
+void sbx_diag_vat(struct sbx_diags *d, enum sbx_diag_level level,
+		  const struct sbx_srcpos *pos, const char *fmt, va_list ap)
+{
+	sbx_diag_vadd(d, level, pos ? pos->file : NULL, pos ? pos->line : 0,
+		      pos ? pos->col : 0, pos ? pos->field : NULL, fmt, ap);
 }
 
 void sbx_diag_at(struct sbx_diags *d, enum sbx_diag_level level,
@@ -63,8 +64,7 @@ void sbx_diag_at(struct sbx_diags *d, enum sbx_diag_level level,
 	va_list ap;
 
 	va_start(ap, fmt);
-	diag_vadd(d, level, pos ? pos->file : NULL, pos ? pos->line : 0,
-		  pos ? pos->col : 0, pos ? pos->field : NULL, fmt, ap);
+	sbx_diag_vat(d, level, pos, fmt, ap);
 	va_end(ap);
 }
 

@@ -84,18 +84,11 @@ static int mountinfo_reload(void)
 		sep = strstr(line, " - ");
 		if (sep && sscanf(sep + 3, "%31s", fstype) != 1)
 			fstype[0] = 0;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct mnt_dev *t = realloc(tab, ncap * sizeof(*t));
-
-			if (!t) {
-				free(tab);
-				free(line);
-				fclose(f);
-				return -ENOMEM;
-			}
-			tab = t;
-			cap = ncap;
+		if (!SBX_GROW(tab, cap, n + 1, 64)) {
+			free(tab);
+			free(line);
+			fclose(f);
+			return -ENOMEM;
 		}
 		tab[n].mnt_id = id;
 		tab[n].dev = (maj << 20) | (min & 0xfffff);

@@ -27,6 +27,7 @@
 #include "lib/shipped.h"
 #include "policy/parse.h"
 #include "lib/names.h"
+#include "lib/alloc.h"
 
 #ifndef SBX_SHIPPED_POLICY_DIR
 #define SBX_SHIPPED_POLICY_DIR "/usr/local/share/bpfsbx/policy"
@@ -359,16 +360,9 @@ static char *read_file(const char *path, size_t *len, int *err)
 	for (;;) {
 		size_t r;
 
-		if (n + 4096 + 1 > cap) {
-			char *t;
-
-			cap = cap ? cap * 2 : 8192;
-			t = realloc(buf, cap);
-			if (!t) {
-				*err = ENOMEM;
-				goto fail;
-			}
-			buf = t;
+		if (!SBX_GROW(buf, cap, n + 4096 + 1, 8192)) {
+			*err = ENOMEM;
+			goto fail;
 		}
 		r = fread(buf + n, 1, cap - n - 1, f);
 		n += r;

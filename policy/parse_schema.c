@@ -13,19 +13,18 @@
 #include <string.h>
 #include "policy/parse.h"
 #include "lib/text.h"
+#include "lib/alloc.h"
 
 /* ---- schema helpers ------------------------------------------------------------ */
 
 void perr(struct pctx *c, int line, int col, const char *field,
 	  const char *fmt, ...)
 {
-	char msg[768];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	sbx_diag_vadd(c->d, SBX_DIAG_ERROR, c->doc->file, line, col, field, fmt, ap);
 	va_end(ap);
-	sbx_diag_add(c->d, SBX_DIAG_ERROR, c->doc->file, line, col, field, "%s", msg);
 	c->err = true;
 }
 
@@ -33,13 +32,11 @@ void perr(struct pctx *c, int line, int col, const char *field,
 void pwarn(struct pctx *c, int line, int col, const char *field,
 	   const char *fmt, ...)
 {
-	char msg[768];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	sbx_diag_vadd(c->d, SBX_DIAG_WARNING, c->doc->file, line, col, field, fmt, ap);
 	va_end(ap);
-	sbx_diag_add(c->d, SBX_DIAG_WARNING, c->doc->file, line, col, field, "%s", msg);
 }
 
 void field_name(char *dst, size_t n, const char *base, const char *suffix)
@@ -298,12 +295,9 @@ char *expand_vars(struct pctx *c, const struct ynode *y, const char *field)
 		return NULL;
 #define APPEND(str, n) do {						\
 		size_t n_ = (n);					\
-		if (o + n_ + 1 > cap) {					\
-			char *t_;					\
-			cap = (o + n_ + 1) * 2;				\
-			t_ = realloc(out, cap);				\
-			if (!t_) { free(out); return NULL; }		\
-			out = t_;					\
+		if (!SBX_GROW(out, cap, o + n_ + 1, 1)) {		\
+			free(out);					\
+			return NULL;					\
 		}							\
 		memcpy(out + o, (str), n_);				\
 		o += n_;						\
@@ -370,15 +364,8 @@ bool has_var_start(const char *s)
 
 static struct trule *doc_new_rule(struct fdoc *doc)
 {
-	if (doc->n == doc->cap) {
-		size_t cap = doc->cap ? doc->cap * 2 : 16;
-		struct trule *v = realloc(doc->r, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		doc->r = v;
-		doc->cap = cap;
-	}
+	if (!SBX_GROW(doc->r, doc->cap, doc->n + 1, 16))
+		return NULL;
 	memset(&doc->r[doc->n], 0, sizeof(doc->r[0]));
 	return &doc->r[doc->n++];
 }

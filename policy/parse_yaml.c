@@ -112,13 +112,11 @@ static void yerr(struct yload *L, int line, int col, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static void yerr(struct yload *L, int line, int col, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	sbx_diag_vadd(L->d, SBX_DIAG_ERROR, L->file, line, col, NULL, fmt, ap);
 	va_end(ap);
-	sbx_diag_add(L->d, SBX_DIAG_ERROR, L->file, line, col, NULL, "%s", msg);
 	L->failed = true;
 }
 

@@ -15,6 +15,7 @@
 #ifndef SBX_POLICY_H
 #define SBX_POLICY_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -410,7 +411,14 @@ struct sbx_policy {
 	bool no_hardlink_scan;
 };
 
-/* Diagnostics helpers (policy/diag.c). */
+/* Diagnostics helpers (policy/diag.c); the v forms are for the parser's and
+ * the compiler's own printf-like wrappers. */
+void sbx_diag_vadd(struct sbx_diags *d, enum sbx_diag_level level,
+		   const char *file, int line, int col, const char *field,
+		   const char *fmt, va_list ap) __attribute__((format(printf, 7, 0)));
+void sbx_diag_vat(struct sbx_diags *d, enum sbx_diag_level level,
+		  const struct sbx_srcpos *pos, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 void sbx_diag_add(struct sbx_diags *d, enum sbx_diag_level level,
 		  const char *file, int line, int col, const char *field,
 		  const char *fmt, ...) __attribute__((format(printf, 7, 8)));

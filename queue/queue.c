@@ -29,6 +29,7 @@
 #include "lib/text.h"
 #include "queue/queue.h"
 #include "lib/json.h"
+#include "lib/alloc.h"
 
 /* the one place the sub-folders are named */
 static const char *const sub_names[SBX_QDIR_N] = {
@@ -499,15 +500,10 @@ static int scan(struct sbx_queue *q, int s, json_t *out, char **err)
 		} else if (r == RD_ERR) {
 			add_err(err, "%s/%s: %s", sub_names[s], name, why ? why : "cannot read");
 		} else if (r == RD_OK && out) {
-			if (n == cap) {
-				json_t **nr = realloc(recs, (cap = cap ? cap * 2 : 16) * sizeof(*recs));
-
-				if (!nr) {
-					json_decref(j);
-					free(why);
-					break;
-				}
-				recs = nr;
+			if (!SBX_GROW(recs, cap, n + 1, 16)) {
+				json_decref(j);
+				free(why);
+				break;
 			}
 			recs[n++] = j;
 			j = NULL;

@@ -331,7 +331,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
  */
 int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 			  bool interactive, json_t **result, char **err);
-/* Who an approved command runs as (see queue/resolve.c): interactive, the
+/* Who an approved command runs as (see queue/command.c): interactive, the
  * person at the terminal; else the project's owner, and root only when
  * the agent (agent_uid, -1: unknown) is root too (-EPERM with *err).
  * *name is malloc'd. */

@@ -18,6 +18,7 @@
 #include <sys/file.h>
 #include <yaml.h>
 #include "queue/queue.h"
+#include "lib/alloc.h"
 
 #define REMEMBERED	"remembered.yaml"
 #define REMEMBERED_MAX	(4u << 20)
@@ -292,15 +293,9 @@ static int parse_doc(struct parse *ps, struct sbx_remembered **vp, size_t *np)
 				rc = bad(ps, "each entry must be a mapping (kind, path, ...)");
 				goto fail;
 			}
-			if (n == cap) {
-				struct sbx_remembered *nv =
-					realloc(v, (cap = cap ? cap * 2 : 8) * sizeof(*v));
-
-				if (!nv) {
-					rc = -ENOMEM;
-					goto fail;
-				}
-				v = nv;
+			if (!SBX_GROW(v, cap, n + 1, 8)) {
+				rc = -ENOMEM;
+				goto fail;
 			}
 			memset(&v[n], 0, sizeof(v[n]));
 			v[n].port = -1;
@@ -393,15 +388,8 @@ static int out_write(void *data, unsigned char *buf, size_t size)
 {
 	struct outbuf *o = data;
 
-	if (o->len + size > o->cap) {
-		size_t cap = (o->len + size) * 2 + 256;
-		unsigned char *np = realloc(o->p, cap);
-
-		if (!np)
-			return 0;
-		o->p = np;
-		o->cap = cap;
-	}
+	if (!SBX_GROW(o->p, o->cap, o->len + size, 256))
+		return 0;
 	memcpy(o->p + o->len, buf, size);
 	o->len += size;
 	return 1;

@@ -11,13 +11,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-struct sbx_queue *tq_open(const char *name);
-char *tq_dir(const char *name);
-const char *tq_bin(void);
-int tq_run(const char *cwd, char *const argv[], const char *in, char **out, char **err);
 
 #define WRITERS	4
 #define EACH	25

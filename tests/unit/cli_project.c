@@ -12,15 +12,8 @@
 #include <sys/stat.h>
 #include "lib/project.h"
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-char *tq_dir(const char *name);
-struct sbx_queue *tq_open(const char *name);
-json_t *tq_file_req(const char *path);
-char *tq_submit(struct sbx_queue *q, json_t *req);
-const char *tq_bin(void);
-int tq_run(const char *cwd, char *const argv[], const char *in, char **out, char **err);
 
 static char *path_of(const char *a, const char *b)
 {

@@ -96,6 +96,52 @@ static const char *event_name(json_t *o)
 						 "hookEventName"));
 }
 
+/*
+ * One PreToolUse call and the answer it must get: exit 0 with the event's
+ * name, the decision (NULL: the hook takes no side, and Claude Code's own
+ * prompts stay in charge) and parts that the reason must contain.
+ */
+struct hook_case {
+	const char *tool, *tinput;
+	const char *decision;
+	const char *reason[3];
+};
+
+static void expect_answer(const struct hook_case *k, int st, json_t *out)
+{
+	bool ok = st == 0 && !strcmp(event_name(out) ?: "", "PreToolUse");
+
+	CU_ASSERT_EQUAL(st, 0);
+	CU_ASSERT_STRING_EQUAL(event_name(out) ?: "", "PreToolUse");
+	if (k->decision) {
+		ok = ok && !strcmp(decision(out) ?: "", k->decision);
+		CU_ASSERT_STRING_EQUAL(decision(out) ?: "", k->decision);
+	} else {
+		ok = ok && !decision(out);
+		CU_ASSERT_PTR_NULL(decision(out));
+	}
+	for (size_t i = 0; i < sizeof(k->reason) / sizeof(k->reason[0]) && k->reason[i]; i++) {
+		ok = ok && strstr(reason(out) ?: "", k->reason[i]);
+		CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", k->reason[i]));
+	}
+	if (!ok)
+		fprintf(stderr, "%s %s: exit %d, decision %s, reason %s\n", k->tool, k->tinput, st,
+			decision(out) ?: "(none)", reason(out) ?: "(none)");
+}
+
+/* The hook's answer to one call that no person decides. */
+static void expect_hook(struct hk *h, const struct hook_case *k)
+{
+	char *err, *in = input(h, "PreToolUse", k->tool, k->tinput);
+	json_t *out;
+	int st = run_hook(h, "pre-tool-use", in, strlen(in), &out, &err);
+
+	expect_answer(k, st, out);
+	json_decref(out);
+	free(err);
+	free(in);
+}
+
 SBX_TEST(connector_hook, bad_input_exit_2)
 {
 	struct hk h;
@@ -183,65 +229,24 @@ SBX_TEST(connector_hook, oversized_and_unknown_event)
 
 SBX_TEST(connector_hook, allow_and_deny)
 {
+	static const struct hook_case cases[] = {
+		{ "Bash", "{\"command\":\"ls -la\",\"description\":\"list\"}", .decision = NULL },
+		/* sudo is escalated to a person (see ask_*); su is refused outright */
+		{ "Bash", "{\"command\":\"su -c id\"}", .decision = "deny",
+		  .reason = { "su opens a shell" } },
+		{ "Read", "{\"file_path\":\"~/.ssh/id_rsa\"}", .decision = "deny" },
+		{ "WebFetch", "{\"url\":\"http://169.254.169.254/latest\",\"prompt\":\"x\"}",
+		  .decision = "deny", .reason = { "metadata" } },
+		{ "Glob", "{\"pattern\":\"~/.ssh/id_*\"}", .decision = "deny" },
+		/* a tool bpfsbx has no opinion about */
+		{ "TodoWrite", "{\"todos\":[]}", .decision = NULL },
+	};
 	struct hk h;
-	json_t *out;
-	char *err, *in;
-	int st;
 
 	if (!hk_setup(&h, 0))
 		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
-	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"ls -la\",\"description\":\"list\"}");
-	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(event_name(out) ?: "", "PreToolUse");
-	CU_ASSERT_PTR_NULL(decision(out));	/* Claude Code's own prompts stay in charge */
-	json_decref(out);
-	free(err);
-	free(in);
-
-	/* sudo is escalated to a person (see ask_*); su is refused outright */
-	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"su -c id\"}");
-	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "su opens a shell"));
-	json_decref(out);
-	free(err);
-	free(in);
-
-	in = input(&h, "PreToolUse", "Read", "{\"file_path\":\"~/.ssh/id_rsa\"}");
-	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	json_decref(out);
-	free(err);
-	free(in);
-
-	in = input(&h, "PreToolUse", "WebFetch", "{\"url\":\"http://169.254.169.254/latest\",\"prompt\":\"x\"}");
-	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "metadata"));
-	json_decref(out);
-	free(err);
-	free(in);
-
-	in = input(&h, "PreToolUse", "Glob", "{\"pattern\":\"~/.ssh/id_*\"}");
-	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	json_decref(out);
-	free(err);
-	free(in);
-
-	/* a tool bpfsbx has no opinion about */
-	in = input(&h, "PreToolUse", "TodoWrite", "{\"todos\":[]}");
-	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_PTR_NULL(decision(out));
-	json_decref(out);
-	free(err);
-	free(in);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		expect_hook(&h, &cases[k]);
 	tc_teardown(&h.e);
 }
 
@@ -332,32 +337,36 @@ static int hook_with_decision(struct hk *h, const char *in, bool approve, const 
 	return st;
 }
 
+/* The hook's answer to a call that it escalates, once the person approved
+ * it, or denied it with note. */
+static void expect_decided(struct hk *h, const struct hook_case *k, bool approve,
+			   const char *note)
+{
+	char *in = input(h, "PreToolUse", k->tool, k->tinput);
+	json_t *out;
+	int st = hook_with_decision(h, in, approve, note, &out);
+
+	expect_answer(k, st, out);
+	json_decref(out);
+	free(in);
+}
+
 SBX_TEST(connector_hook, ask_command_approved_output)
 {
+	static const struct hook_case ran = {
+		"Bash", "{\"command\":\"echo ask-me hello; exit 3\"}", .decision = "deny",
+		.reason = { "ask-me hello", "exit code: 3", "do not run it again" },
+	};
+	static const struct hook_case refused = {
+		"Bash", "{\"command\":\"echo ask-me again\"}", .decision = "deny",
+		.reason = { "use the staging box instead" },
+	};
 	struct hk h;
-	json_t *out;
-	char *in;
-	int st;
 
 	if (!hk_setup(&h, 15000))
 		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
-	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"echo ask-me hello; exit 3\"}");
-	st = hook_with_decision(&h, in, true, NULL, &out);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "ask-me hello"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "exit code: 3"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "do not run it again"));
-	json_decref(out);
-	free(in);
-
-	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"echo ask-me again\"}");
-	st = hook_with_decision(&h, in, false, "use the staging box instead", &out);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "use the staging box instead"));
-	json_decref(out);
-	free(in);
+	expect_decided(&h, &ran, true, NULL);
+	expect_decided(&h, &refused, false, "use the staging box instead");
 	tc_teardown(&h.e);
 }
 
@@ -384,25 +393,19 @@ SBX_TEST(connector_hook, ask_output_truncated)
 /* An approved file access is a grant: the retried tool call passes. */
 SBX_TEST(connector_hook, access_grant_allows_retry)
 {
+	static const struct hook_case asked = {
+		"Read", "{\"file_path\":\"~/.aws/credentials\"}", .decision = "deny",
+		.reason = { "access granted" },
+	};
+	static const struct hook_case retried = {
+		"Read", "{\"file_path\":\"~/.aws/credentials\"}", .decision = NULL,
+	};
 	struct hk h;
-	json_t *out;
-	char *in, *err;
-	int st;
 
 	if (!hk_setup(&h, 15000))
 		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
-	in = input(&h, "PreToolUse", "Read", "{\"file_path\":\"~/.aws/credentials\"}");
-	st = hook_with_decision(&h, in, true, NULL, &out);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "access granted"));
-	json_decref(out);
-	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_PTR_NULL(decision(out));
-	json_decref(out);
-	free(err);
-	free(in);
+	expect_decided(&h, &asked, true, NULL);
+	expect_hook(&h, &retried);
 	tc_teardown(&h.e);
 }
 
@@ -482,22 +485,19 @@ SBX_TEST(connector_hook, session_start_and_post_tool_use)
  * of "recent hook denials" finds the denial. */
 SBX_TEST(connector_hook, decisions_are_in_the_audit_chain)
 {
+	static const struct hook_case ssh_key = {
+		"Read", "{\"file_path\":\"~/.ssh/id_rsa\"}", .decision = "deny",
+	};
 	struct hk h;
 	json_t *out;
-	char *in, *err, *dir, *den;
+	char *in, *dir, *den;
 	int st, n_deny = 0, n_ask = 0, n_ok = 0, logs = 0;
 	struct dirent *de;
 	DIR *dp;
 
 	if (!hk_setup(&h, 15000))
 		SBX_SKIP("build/bpfsbx-san is not built (make build/bpfsbx-san)");
-	in = input(&h, "PreToolUse", "Read", "{\"file_path\":\"~/.ssh/id_rsa\"}");
-	st = run_hook(&h, "pre-tool-use", in, strlen(in), &out, &err);
-	CU_ASSERT_EQUAL(st, 0);
-	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
-	json_decref(out);
-	free(err);
-	free(in);
+	expect_hook(&h, &ssh_key);
 	in = input(&h, "PreToolUse", "Bash", "{\"command\":\"echo ask-me audited; exit 4\"}");
 	st = hook_with_decision(&h, in, true, NULL, &out);
 	CU_ASSERT_EQUAL(st, 0);

@@ -12,18 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
 #include "user/control/control_client.h"
 #include "user/dashboard/api.h"
 #include "user/dashboard/feed.h"
 #include "user/dashboard/server.h"
-
-/* tests/unit/queue_helpers.c */
-char *tq_dir(const char *name);
-struct sbx_queue *tq_open(const char *name);
-json_t *tq_file_req(const char *path);
-json_t *tq_cmd_req(const char *command, const char *cwd);
-char *tq_submit(struct sbx_queue *q, json_t *req);
 
 SBX_TEST(dashboard, host_and_origin)
 {

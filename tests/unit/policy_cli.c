@@ -117,124 +117,138 @@ static void cli_end(struct cli *c)
 	free(c->opts);
 }
 
+/* t with @POL@, @OPTS@, @HOME@ and @PROJ@ filled in from c; malloc'd */
+static char *fill(const struct cli *c, const char *t)
+{
+	static const char *const keys[] = { "@POL@", "@OPTS@", "@HOME@", "@PROJ@" };
+	const char *vals[] = { c->pol, c->opts, c->home, c->proj };
+	char *s = pt_path("%s", t), *at;
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		while ((at = strstr(s, keys[k]))) {
+			char *n = pt_path("%.*s%s%s", (int)(at - s), s, vals[k],
+					  at + strlen(keys[k]));
+
+			free(s);
+			s = n;
+		}
+	return s;
+}
+
+/*
+ * One run of `bpfsbx policy ARGS` and what it must print: whole lines,
+ * parts of the output, and parts it must not have (each filled in).
+ */
+struct cli_case {
+	const char *args;
+	bool with_stderr;
+	int exit;
+	const char *lines[2], *has[2], *lacks[1];
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static void cli_check(const struct cli *c, const struct cli_case *k)
+{
+	char *args = fill(c, k->args), *out = NULL;
+	int st = run(args, k->with_stderr, &out);
+	bool ok = st == k->exit;
+
+	CU_ASSERT_EQUAL(st, k->exit);
+	for (size_t i = 0; i < N_OF(k->lines) && k->lines[i]; i++) {
+		char *want = fill(c, k->lines[i]);
+
+		ok = ok && has_line(out, want);
+		CU_ASSERT(has_line(out, want));
+		free(want);
+	}
+	for (size_t i = 0; i < N_OF(k->has) && k->has[i]; i++) {
+		ok = ok && strstr(out ?: "", k->has[i]);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out ?: "", k->has[i]));
+	}
+	for (size_t i = 0; i < N_OF(k->lacks) && k->lacks[i]; i++) {
+		ok = ok && !strstr(out ?: "", k->lacks[i]);
+		CU_ASSERT_PTR_NULL(strstr(out ?: "", k->lacks[i]));
+	}
+	if (!ok)
+		fprintf(stderr, "policy %s: exit %d, output:\n%s\n", args, st, out ?: "");
+	free(out);
+	free(args);
+}
+
+/* every case of a test, in one scratch project */
+#define CLI_CASES(cases)							\
+	do {									\
+		struct cli c;							\
+										\
+		if (!cli_start(&c))						\
+			SBX_SKIP(BIN_PATH " not built (make " BIN_PATH ")");	\
+		for (size_t k = 0; k < N_OF(cases); k++)			\
+			cli_check(&c, &(cases)[k]);				\
+		cli_end(&c);							\
+	} while (0)
+
 SBX_TEST(policy_cli, check_good_and_shipped)
 {
-	struct cli c;
-	char *out, *args, *want;
+	static const struct cli_case cases[] = {
+		{ "check @POL@ @OPTS@", .with_stderr = true, .lines = { "@POL@: ok, 4 rules" } },
+		{ "check policy/shipped/agent-default.yaml @OPTS@",
+		  .has = { "policy/shipped/agent-default.yaml: ok, " } },
+	};
 
-	if (!cli_start(&c))
-		SBX_SKIP(BIN_PATH " not built (make " BIN_PATH ")");
-	args = pt_path("check %s %s", c.pol, c.opts);
-	CU_ASSERT_EQUAL(run(args, true, &out), 0);
-	want = pt_path("%s: ok, 4 rules", c.pol);
-	CU_ASSERT(has_line(out, want));
-	free(out);
-	free(args);
-	free(want);
-	args = pt_path("check policy/shipped/agent-default.yaml %s", c.opts);
-	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "policy/shipped/agent-default.yaml: ok, "));
-	free(out);
-	free(args);
-	cli_end(&c);
+	CLI_CASES(cases);
 }
 
 SBX_TEST(policy_cli, check_bad_reports_position)
 {
-	struct cli c;
-	char *out, *args;
+	static const struct cli_case cases[] = {
+		{ "check tests/unit/data/policy/bad/bad-verdict.yaml @OPTS@", .exit = 1,
+		  .lines = { "tests/unit/data/policy/bad/bad-verdict.yaml:7:16: error: "
+			     "files.rules[0].verdict: unknown verdict 'block': use allow, deny, ask or audit" },
+		  .lacks = { ": ok," } },
+		{ "check @PROJ@/missing.yaml @OPTS@", .exit = 1,
+		  .has = { "missing.yaml: error: cannot read: No such file" } },
+	};
 
-	if (!cli_start(&c))
-		SBX_SKIP(BIN_PATH " not built (make " BIN_PATH ")");
-	args = pt_path("check tests/unit/data/policy/bad/bad-verdict.yaml %s", c.opts);
-	CU_ASSERT_EQUAL(run(args, false, &out), 1);
-	CU_ASSERT(has_line(out, "tests/unit/data/policy/bad/bad-verdict.yaml:7:16: error: "
-			   "files.rules[0].verdict: unknown verdict 'block': use allow, deny, ask or audit"));
-	CU_ASSERT_PTR_NULL(strstr(out, ": ok,"));
-	free(out);
-	free(args);
-	args = pt_path("check %s/missing.yaml %s", c.proj, c.opts);
-	CU_ASSERT_EQUAL(run(args, false, &out), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "missing.yaml: error: cannot read: No such file"));
-	free(out);
-	free(args);
-	cli_end(&c);
+	CLI_CASES(cases);
 }
 
 SBX_TEST(policy_cli, explain_path)
 {
-	struct cli c;
-	char *out, *args, *want;
+	static const struct cli_case cases[] = {
+		{ "explain @POL@ @OPTS@ @HOME@/.ssh/id_rsa",
+		  .lines = { "read  deny  by rule #5 \"~/.ssh/\" at @POL@:6: ssh keys",
+			     "exec  deny  by rule #5 \"~/.ssh/\" at @POL@:6: ssh keys" } },
+		{ "explain @POL@ @OPTS@ @PROJ@/src/main.c",
+		  .lines = { "write allow by rule #4 \"${PROJECT}\" at @POL@:9: workspace",
+			     "read  allow by default (files.default.read at @POL@:3): read-only outside" } },
+		{ "explain @POL@ @OPTS@ @PROJ@/.sandbox/queue",
+		  .lines = { "write deny  by built-in sandbox-dir: .sandbox directories "
+			     "(policy, queue, audit log) are never writable" } },
+		{ "explain @POL@ @OPTS@ @POL@",
+		  .lines = { "write deny  by built-in protected: the policy files of a session "
+			     "are never writable" } },
+	};
 
-	if (!cli_start(&c))
-		SBX_SKIP(BIN_PATH " not built (make " BIN_PATH ")");
-	args = pt_path("explain %s %s %s/.ssh/id_rsa", c.pol, c.opts, c.home);
-	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	want = pt_path("read  deny  by rule #5 \"~/.ssh/\" at %s:6: ssh keys", c.pol);
-	CU_ASSERT(has_line(out, want));
-	free(want);
-	want = pt_path("exec  deny  by rule #5 \"~/.ssh/\" at %s:6: ssh keys", c.pol);
-	CU_ASSERT(has_line(out, want));
-	free(want);
-	free(out);
-	free(args);
-	args = pt_path("explain %s %s %s/src/main.c", c.pol, c.opts, c.proj);
-	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	want = pt_path("write allow by rule #4 \"${PROJECT}\" at %s:9: workspace", c.pol);
-	CU_ASSERT(has_line(out, want));
-	free(want);
-	want = pt_path("read  allow by default (files.default.read at %s:3): read-only outside", c.pol);
-	CU_ASSERT(has_line(out, want));
-	free(want);
-	free(out);
-	free(args);
-	args = pt_path("explain %s %s %s/.sandbox/queue", c.pol, c.opts, c.proj);
-	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	CU_ASSERT(has_line(out, "write deny  by built-in sandbox-dir: .sandbox directories "
-			   "(policy, queue, audit log) are never writable"));
-	free(out);
-	free(args);
-	args = pt_path("explain %s %s %s", c.pol, c.opts, c.pol);
-	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	CU_ASSERT(has_line(out, "write deny  by built-in protected: the policy files of a session "
-			   "are never writable"));
-	free(out);
-	free(args);
-	cli_end(&c);
+	CLI_CASES(cases);
 }
 
 SBX_TEST(policy_cli, explain_net_and_command)
 {
-	struct cli c;
-	char *out, *args, *want;
+	static const struct cli_case cases[] = {
+		{ "explain @POL@ @OPTS@ 10.1.2.3:443",
+		  .lines = { "10.1.2.3 port 443/tcp deny  by rule #7 \"10.1.2.3 port 443 tcp\" "
+			     "at @POL@:16: blocked host",
+			     "10.1.2.3 port 443/udp ask   by default (network.default at @POL@:14)" } },
+		{ "explain @POL@ @OPTS@ '[::ffff:10.1.2.3]:443'",
+		  .has = { "[::ffff:10.1.2.3] port 443/tcp deny  by rule #7" } },
+		/* the hook's classifier: the commands rule, and the built-in force-push rule */
+		{ "explain @POL@ @OPTS@ -- git push origin --force",
+		  .lines = { "verdict: ask (hooks only)" },
+		  .has = { "git push origin --force: a command line", "reason: " } },
+	};
 
-	if (!cli_start(&c))
-		SBX_SKIP(BIN_PATH " not built (make " BIN_PATH ")");
-	args = pt_path("explain %s %s 10.1.2.3:443", c.pol, c.opts);
-	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	want = pt_path("10.1.2.3 port 443/tcp deny  by rule #7 \"10.1.2.3 port 443 tcp\" at %s:16: "
-		       "blocked host", c.pol);
-	CU_ASSERT(has_line(out, want));
-	free(want);
-	want = pt_path("10.1.2.3 port 443/udp ask   by default (network.default at %s:14)", c.pol);
-	CU_ASSERT(has_line(out, want));
-	free(want);
-	free(out);
-	free(args);
-	args = pt_path("explain %s %s '[::ffff:10.1.2.3]:443'", c.pol, c.opts);
-	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "[::ffff:10.1.2.3] port 443/tcp deny  by rule #7"));
-	free(out);
-	free(args);
-	args = pt_path("explain %s %s -- git push origin --force", c.pol, c.opts);
-	CU_ASSERT_EQUAL(run(args, false, &out), 0);
-	/* the hook's classifier: the commands rule, and the built-in force-push rule */
-	CU_ASSERT(has_line(out, "verdict: ask (hooks only)"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "git push origin --force: a command line"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "reason: "));
-	free(out);
-	free(args);
-	cli_end(&c);
+	CLI_CASES(cases);
 }
 
 SBX_TEST(policy_cli, compile_dump)
@@ -266,23 +280,15 @@ SBX_TEST(policy_cli, compile_dump)
 
 SBX_TEST(policy_cli, usage_errors)
 {
-	struct cli c;
-	char *out, *args;
-	static const char *const bad[] = {
-		"", "frobnicate x", "check", "check --bogus x", "explain x", "compile x",
-		"check a b", "explain x --project", "check x --policy-id 3", "explain x --",
+#define USAGE(a) { a, .with_stderr = true, .exit = 2, .has = { "usage: bpfsbx policy" } }
+	static const struct cli_case cases[] = {
+		USAGE(""), USAGE("frobnicate x"), USAGE("check"), USAGE("check --bogus x"),
+		USAGE("explain x"), USAGE("compile x"), USAGE("check a b"),
+		USAGE("explain x --project"), USAGE("check x --policy-id 3"), USAGE("explain x --"),
 	};
+#undef USAGE
 
-	if (!cli_start(&c))
-		SBX_SKIP(BIN_PATH " not built (make " BIN_PATH ")");
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		args = pt_path("%s", bad[i]);
-		CU_ASSERT_EQUAL(run(args, true, &out), 2);
-		CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: bpfsbx policy"));
-		free(out);
-		free(args);
-	}
-	cli_end(&c);
+	CLI_CASES(cases);
 }
 
 /* Every built-in rule has a name of its own, and the dump prints names,

@@ -16,20 +16,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-char *tq_dir(const char *name);
-struct sbx_queue *tq_open(const char *name);
-json_t *tq_file_req(const char *path);
-json_t *tq_cmd_req(const char *command, const char *cwd);
-char *tq_submit(struct sbx_queue *q, json_t *req);
-int tq_count(int dirfd, int dot);
-bool tq_exists(int dirfd, const char *name);
-char *tq_read(int dirfd, const char *name);
-const char *tq_bin(void);
-int tq_run(const char *cwd, char *const argv[], const char *in, char **out, char **err);
-int64_t tq_ms(void);
 
 #define NEED_BIN() do {							\
 	if (!tq_bin())							\

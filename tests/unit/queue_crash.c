@@ -15,16 +15,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-struct sbx_queue *tq_open(const char *name);
-json_t *tq_file_req(const char *path);
-char *tq_submit(struct sbx_queue *q, json_t *req);
-int tq_count(int dirfd, int dot);
-bool tq_exists(int dirfd, const char *name);
-void tq_age(int dirfd, const char *name, time_t secs);
-char *tq_find(int dirfd, const char *sub);
 
 /* Run fn in a child that dies at step k; *reported is what it said it wrote. */
 static bool run_killed(int k, int (*fn)(struct sbx_queue *, const char *, char **),

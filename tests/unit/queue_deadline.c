@@ -8,15 +8,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-struct sbx_queue *tq_open(const char *name);
-json_t *tq_file_req(const char *path);
-char *tq_submit(struct sbx_queue *q, json_t *req);
-int tq_count(int dirfd, int dot);
-bool tq_exists(int dirfd, const char *name);
-int64_t tq_ms(void);
 
 static json_t *with_deadline(json_t *req, time_t when)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helpers shared by the queue_*.c and audit_*.c tests (declared where
- * they are used: tests/unit has no header of theirs).
+ * Helpers shared by the queue_*.c and audit_*.c tests (declared in
+ * tests/unit/queue_helpers.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
 
 /* <tmp>/<name>, created */

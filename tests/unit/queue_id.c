@@ -7,10 +7,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-char *tq_dir(const char *name);
 
 #define PROCS	8
 #define PER	10000

@@ -10,15 +10,8 @@
 #include <time.h>
 #include "lib/clock.h"
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-struct sbx_queue *tq_open(const char *name);
-char *tq_dir(const char *name);
-json_t *tq_file_req(const char *path);
-char *tq_submit(struct sbx_queue *q, json_t *req);
-const char *tq_bin(void);
-int tq_run(const char *cwd, char *const argv[], const char *in, char **out, char **err);
 
 static json_t *overdue(json_t *req)
 {

@@ -11,16 +11,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-struct sbx_queue *tq_open(const char *name);
-json_t *tq_file_req(const char *path);
-char *tq_submit(struct sbx_queue *q, json_t *req);
-int tq_count(int dirfd, int dot);
-bool tq_exists(int dirfd, const char *name);
-int tq_write_raw(int dirfd, const char *name, const void *data, size_t len);
-char *tq_read(int dirfd, const char *name);
 
 #define DATA "tests/unit/data/queue/"
 #define FILE_ID "20261130T101503.123456Z-4242-1a2b3c4d"

@@ -7,12 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-struct sbx_queue *tq_open(const char *name);
-char *tq_read(int dirfd, const char *name);
-int tq_write_raw(int dirfd, const char *name, const void *data, size_t len);
 
 #define DATA "tests/unit/data/queue/"
 

@@ -12,15 +12,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "queue/queue.h"
+#include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
-
-/* tests/unit/queue_helpers.c */
-char *tq_dir(const char *name);
-struct sbx_queue *tq_open(const char *name);
-json_t *tq_file_req(const char *path);
-char *tq_submit(struct sbx_queue *q, json_t *req);
-int tq_count(int dirfd, int dot);
-char *tq_read(int dirfd, const char *name);
 
 static int count_path(const char *path)
 {

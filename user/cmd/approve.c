@@ -9,7 +9,7 @@
  * runs there, as the person; without one, as the project's owner.
  *
  * Claim a pending request and approve it, without a terminal UI. A
- * request of kind command is run here (see queue/resolve.c) and its output
+ * request of kind command is run here (see queue/command.c) and its output
  * written to escalations/out/ID.txt. Exit 0 when decided; 1 when the id
  * is unknown, already decided or taken by another approver; 2 on usage.
  * deny.c shares the work through sbx_cli_decide().

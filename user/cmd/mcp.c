@@ -15,6 +15,7 @@
 #include "user/cmd/cmd.h"
 #include "user/connector/escalate.h"
 #include "user/connector/mcp/server.h"
+#include "lib/alloc.h"
 
 static void emit_stdout(void *ctx, const char *json)
 {
@@ -89,16 +90,9 @@ static int cmd_mcp(int argc, char **argv)
 		}
 		if (!pfd.revents)
 			continue;
-		if (cap - len < 65536) {
-			size_t ncap = cap ? cap * 2 : 131072;
-			char *nb = realloc(buf, ncap);
-
-			if (!nb) {
-				fprintf(stderr, "bpfsbx mcp: out of memory\n");
-				break;
-			}
-			buf = nb;
-			cap = ncap;
+		if (!SBX_GROW(buf, cap, len + 65536, 131072)) {
+			fprintf(stderr, "bpfsbx mcp: out of memory\n");
+			break;
 		}
 		n = read(0, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)

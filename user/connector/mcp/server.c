@@ -98,16 +98,9 @@ static void park(struct sbx_mcp *m, json_t *rpc_id, const char *req_id, enum too
 {
 	struct parked *p;
 
-	if (m->np == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 4;
-		struct parked *v = realloc(m->p, cap * sizeof(*v));
-
-		if (!v) {
-			mcp_reply_error(m, rpc_id, -32603, "out of memory");
-			return;
-		}
-		m->p = v;
-		m->cap = cap;
+	if (!SBX_GROW(m->p, m->cap, m->np + 1, 4)) {
+		mcp_reply_error(m, rpc_id, -32603, "out of memory");
+		return;
 	}
 	p = &m->p[m->np];
 	memset(p, 0, sizeof(*p));

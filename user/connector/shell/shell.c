@@ -19,20 +19,14 @@
 #include "lib/text.h"
 #include "user/connector/shell/shell.h"
 #include "user/connector/shell/lex.h"
+#include "lib/alloc.h"
 
 static int var_set(struct ps *ps, const char *name, size_t nlen, const char *val)
 {
 	struct var *v;
 
-	if (ps->nvars == ps->capvars) {
-		size_t cap = ps->capvars ? ps->capvars * 2 : 8;
-
-		v = realloc(ps->vars, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		ps->vars = v;
-		ps->capvars = cap;
-	}
+	if (!SBX_GROW(ps->vars, ps->capvars, ps->nvars + 1, 8))
+		return -ENOMEM;
 	v = &ps->vars[ps->nvars];
 	v->name = strndup(name, nlen);
 	v->val = val ? strdup(val) : NULL;
@@ -58,7 +52,8 @@ static void vars_truncate(struct ps *ps, size_t n)
 
 struct cmd_build {
 	struct sbx_sh_word *argv;
-	int argc, cap;
+	int argc;
+	size_t cap;
 	struct sbx_sh_redir *redir;
 	size_t n_redir, cap_redir;
 	/* plain assignments before the command name */
@@ -85,15 +80,8 @@ static void cb_free(struct cmd_build *cb)
 
 static int cb_add_word(struct cmd_build *cb, struct sbx_sh_word *w)
 {
-	if (cb->argc == cb->cap) {
-		int cap = cb->cap ? cb->cap * 2 : 8;
-		struct sbx_sh_word *v = realloc(cb->argv, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		cb->argv = v;
-		cb->cap = cap;
-	}
+	if (!SBX_GROW(cb->argv, cb->cap, (size_t)cb->argc + 1, 8))
+		return -ENOMEM;
 	cb->argv[cb->argc++] = *w;
 	memset(w, 0, sizeof(*w));
 	return 0;
@@ -101,15 +89,8 @@ static int cb_add_word(struct cmd_build *cb, struct sbx_sh_word *w)
 
 static int cb_add_redir(struct cmd_build *cb, enum sbx_sh_redir_kind k, struct sbx_sh_word *w)
 {
-	if (cb->n_redir == cb->cap_redir) {
-		size_t cap = cb->cap_redir ? cb->cap_redir * 2 : 4;
-		struct sbx_sh_redir *v = realloc(cb->redir, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		cb->redir = v;
-		cb->cap_redir = cap;
-	}
+	if (!SBX_GROW(cb->redir, cb->cap_redir, cb->n_redir + 1, 4))
+		return -ENOMEM;
 	cb->redir[cb->n_redir].kind = k;
 	cb->redir[cb->n_redir].target = *w;
 	cb->n_redir++;
@@ -251,16 +232,9 @@ static int finish_cmd(struct ps *ps, struct cmd_build *cb)
 		cb_free(cb);
 		return -1;
 	}
-	if (out->n == out->cap) {
-		size_t cap = out->cap ? out->cap * 2 : 8;
-		struct sbx_sh_cmd *v = realloc(out->cmds, cap * sizeof(*v));
-
-		if (!v) {
-			cb_free(cb);
-			return -ENOMEM;
-		}
-		out->cmds = v;
-		out->cap = cap;
+	if (!SBX_GROW(out->cmds, out->cap, out->n + 1, 8)) {
+		cb_free(cb);
+		return -ENOMEM;
 	}
 	c = &out->cmds[out->n++];
 	memset(c, 0, sizeof(*c));
