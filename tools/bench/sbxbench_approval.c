@@ -92,9 +92,9 @@ int cmd_agent(int argc, char **argv)
 	if (parse_opts(argc, argv, &o) || !o.files)
 		return bench_fail("usage: agent --dir PROJECT --files DIR --count N");
 	ifd = inotify_init1(IN_CLOEXEC);
-	snprintf(p, sizeof(p), "%s/.sandbox/escalations/done", o.dir);
+	snprintf(p, sizeof(p), "%s/.sandbox/escalations/%s", o.dir, sbx_qdir_name(SBX_QDIR_DONE));
 	wd_done = ifd < 0 ? -1 : inotify_add_watch(ifd, p, IN_MOVED_TO | IN_CREATE);
-	snprintf(p, sizeof(p), "%s/.sandbox/escalations/applied", o.dir);
+	snprintf(p, sizeof(p), "%s/.sandbox/escalations/%s", o.dir, sbx_qdir_name(SBX_QDIR_APPLIED));
 	wd_applied = wd_done < 0 ? -1 : inotify_add_watch(ifd, p, IN_MOVED_TO | IN_CREATE);
 	if (wd_applied < 0)
 		return bench_fail("agent: watching %s: %s", p, strerror(errno));
@@ -204,7 +204,7 @@ int cmd_approver(int argc, char **argv)
 		return 1;
 	}
 	ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	snprintf(p, sizeof(p), "%s/.sandbox/escalations/pending", o.dir);
+	snprintf(p, sizeof(p), "%s/.sandbox/escalations/%s", o.dir, sbx_qdir_name(SBX_QDIR_PENDING));
 	if (ifd < 0 || inotify_add_watch(ifd, p, IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE) < 0) {
 		sbx_queue_close(q);
 		return bench_fail("approver: watching %s: %s", p, strerror(errno));

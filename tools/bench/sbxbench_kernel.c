@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "queue/queue.h"
 #include "tools/bench/bench.h"
 
 #define DEFAULT_PINS "/sys/fs/bpf/bpfsbx"
@@ -345,7 +346,8 @@ int cmd_drain(int argc, char **argv)
 int cmd_qcount(int argc, char **argv)
 {
 	static const struct option lo[] = { { "dir", required_argument, NULL, 'd' }, {} };
-	const char *proj = NULL, *subs[] = { "pending", "done" };
+	const char *proj = NULL, *subs[] = { sbx_qdir_name(SBX_QDIR_PENDING),
+					     sbx_qdir_name(SBX_QDIR_DONE) };
 	json_t *o = json_object();
 	int c;
 

@@ -457,8 +457,9 @@ char *sbx_esc_describe(const char *project, const char *id, const struct sbx_esc
 					    "of the command was recorded.", by ? by : "?", id);
 		sbx_esc_command_result(project, o->done, &out, &trunc, &code);
 		char *tnote = trunc ? sbx_asprintf("[output truncated to %d characters; the whole "
-						   "output is in %s/.sandbox/escalations/out/%s.txt]\n",
-						   SBX_ESC_OUTPUT_CAP, project, id) : NULL;
+						   "output is in %s/.sandbox/escalations/%s/%s.txt]\n",
+						   SBX_ESC_OUTPUT_CAP, project,
+						   sbx_qdir_name(SBX_QDIR_OUT), id) : NULL;
 		text = sbx_asprintf(
 			"bpfsbx: this command was run for you outside the sandbox by bpfsbx after a "
 			"person (%s) approved it (request %s); do not run it again.\n"
