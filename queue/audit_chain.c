@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * audit.c - hash-chained JSONL audit logs, .sandbox/audit/SESSION.jsonl.
+ * audit_chain.c - hash-chained JSONL audit logs, .sandbox/audit/SESSION.jsonl.
  *
  *   hash = SHA-256(prev_hex || json_dumps(record without "hash",
  *                                         JSON_COMPACT | JSON_SORT_KEYS))

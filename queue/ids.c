@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fs.c - what the folder queue adds to lib/fileio: request ids, the
+ * ids.c - what the folder queue adds to lib/fileio: request ids, the
  * approver's name, error messages. The file primitives themselves (beneath
  * a directory, atomic, bounded) are in lib/fileio.c.
  */
