@@ -20,18 +20,7 @@
 #include "policy/policy.h"
 #include "policy/landlock.h"
 #include "tests/unit/unit.h"
-
-char *pt_path(const char *fmt, ...);
-void pt_mkdirs(const char *path);
-int pt_write(const char *path, const char *text);
-void pt_dirs(const char *tmp, char **home, char **proj);
-struct sbx_policy *pt_compile(const char *yaml, const char *home, const char *project,
-			      struct sbx_compiled *c, struct sbx_diags *d);
-extern const char *const pt_permute_file_rules[];
-extern const size_t pt_permute_n_file_rules;
-extern const char *const pt_permute_probes[];
-extern const size_t pt_permute_n_probes;
-void pt_permute_tree(const char *home, const char *proj);
+#include "tests/unit/policy_helpers.h"
 
 /* Load and compile yaml, print its diagnostics, and make its plan for the
  * running ABI with these scan roots; NULL (nothing to free) on failure. */

@@ -12,11 +12,7 @@
 #include "lib/names.h"
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
-
-char *pt_path(const char *fmt, ...);
-void pt_mkdirs(const char *path);
-int pt_write(const char *path, const char *text);
-void pt_dirs(const char *tmp, char **home, char **proj);
+#include "tests/unit/policy_helpers.h"
 
 #define BIN_PATH "build/bpfsbx-san"
 #define BIN BIN_PATH " policy"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include "policy/policy.h"
+#include "tests/unit/policy_helpers.h"
 
 /*
  * a.example -> 192.0.2.1; b.example -> 192.0.2.2 and 2001:db8::2;

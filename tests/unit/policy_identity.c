@@ -18,8 +18,7 @@
 #include <sys/vfs.h>
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
-
-int pt_write(const char *path, const char *text);
+#include "tests/unit/policy_helpers.h"
 
 #define EXT4_MAGIC	0xEF53
 #define XFS_MAGIC	0x58465342

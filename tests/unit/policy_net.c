@@ -10,15 +10,7 @@
 #include <arpa/inet.h>
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
-
-char *pt_path(const char *fmt, ...);
-int pt_write(const char *path, const char *text);
-void pt_env(struct sbx_policy_env *env, const char *home, const char *project);
-struct sbx_policy *pt_load(const char *yaml, const char *home, const char *project,
-			   struct sbx_diags *d);
-struct sbx_policy *pt_compile(const char *yaml, const char *home, const char *project,
-			      struct sbx_compiled *c, struct sbx_diags *d);
-bool pt_has_diag(const struct sbx_diags *d, enum sbx_diag_level lvl, const char *substr);
+#include "tests/unit/policy_helpers.h"
 
 static struct sbx_policy *net_policy(const char *rules, struct sbx_compiled *c, struct sbx_diags *d)
 {

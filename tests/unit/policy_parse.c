@@ -13,15 +13,7 @@
 #include <string.h>
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
-
-int pt_resolve(const char *host, struct sbx_addr **out, size_t *n, void *ctx);
-void pt_env(struct sbx_policy_env *env, const char *home, const char *project);
-char *pt_path(const char *fmt, ...);
-void pt_dirs(const char *tmp, char **home, char **proj);
-struct sbx_policy *pt_load(const char *yaml, const char *home, const char *project,
-			   struct sbx_diags *d);
-bool pt_has_diag(const struct sbx_diags *d, enum sbx_diag_level lvl, const char *substr);
-int pt_verdict(const struct sbx_compiled *c, const char *path, enum sbx_access a);
+#include "tests/unit/policy_helpers.h"
 
 #define BAD_DIR "tests/unit/data/policy/bad"
 

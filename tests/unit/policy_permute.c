@@ -11,14 +11,7 @@
 #include <arpa/inet.h>
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
-
-char *pt_path(const char *fmt, ...);
-void pt_mkdirs(const char *path);
-int pt_write(const char *path, const char *text);
-void pt_dirs(const char *tmp, char **home, char **proj);
-struct sbx_policy *pt_compile(const char *yaml, const char *home, const char *project,
-			      struct sbx_compiled *c, struct sbx_diags *d);
-char *pt_dump(const struct sbx_compiled *c, const struct sbx_policy *p);
+#include "tests/unit/policy_helpers.h"
 
 /* overlapping on purpose: same keys, nested paths, names vs paths, ties;
  * tests/unit/landlock_tier.c holds the Landlock plan to these too */
@@ -202,7 +195,6 @@ static bool run(const size_t *fo, const size_t *no, const size_t *co, const char
 }
 
 /* the files the probes find; the rest of their paths are missing */
-void pt_permute_tree(const char *home, const char *proj);
 #define make_tree pt_permute_tree
 void make_tree(const char *home, const char *proj)
 {

@@ -6,10 +6,7 @@
 #include "lib/names.h"
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
-
-char *pt_path(const char *fmt, ...);
-struct sbx_policy *pt_compile(const char *yaml, const char *home, const char *project,
-			      struct sbx_compiled *c, struct sbx_diags *d);
+#include "tests/unit/policy_helpers.h"
 
 static uint32_t flags_of(const char *extra, bool *ok)
 {

@@ -14,18 +14,7 @@
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
-
-char *pt_path(const char *fmt, ...);
-void pt_mkdirs(const char *path);
-int pt_write(const char *path, const char *text);
-void pt_dirs(const char *tmp, char **home, char **proj);
-void pt_env(struct sbx_policy_env *env, const char *home, const char *project);
-struct sbx_policy *pt_load(const char *yaml, const char *home, const char *project,
-			   struct sbx_diags *d);
-struct sbx_policy *pt_compile(const char *yaml, const char *home, const char *project,
-			      struct sbx_compiled *c, struct sbx_diags *d);
-int pt_verdict(const struct sbx_compiled *c, const char *path, enum sbx_access a);
-bool pt_has_diag(const struct sbx_diags *d, enum sbx_diag_level lvl, const char *substr);
+#include "tests/unit/policy_helpers.h"
 
 #define R SBX_ACC_READ
 #define W SBX_ACC_WRITE
