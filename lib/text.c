@@ -99,3 +99,13 @@ bool sbx_parse_long(const char *s, long min, long max, long *out)
 	*out = v;
 	return true;
 }
+
+bool sbx_list_has(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; p && *p && *p != '\n'; p += strcspn(p, ",\n"), p += *p == ',')
+		if (!strncmp(p, word, n) && (p[n] == ',' || p[n] == '\n' || !p[n]))
+			return true;
+	return false;
+}

@@ -35,4 +35,8 @@ int sbx_str_append(char **dst, const char *sep, const char *s);
 /* Parse a decimal integer in [min, max]; false on anything else. */
 bool sbx_parse_long(const char *s, long min, long max, long *out);
 
+/* Is word one of the items of a comma-separated list, such as
+ * /sys/kernel/security/lsm (which ends in a newline)? NULL: no. */
+bool sbx_list_has(const char *list, const char *word);
+
 #endif

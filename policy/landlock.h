@@ -32,7 +32,8 @@
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV	(1ULL << 15)
 #endif
 
-/* The running kernel's Landlock ABI: 0 when Landlock is missing or off. */
+/* The running kernel's Landlock ABI: 0 when Landlock is missing or off,
+ * with errno telling which (ENOSYS: not built; EOPNOTSUPP: disabled). */
 int sbx_landlock_abi(void);
 
 /* Landlock rights of the access classes in accbits (SBX_ACCBIT mask) that

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "lib/text.h"
 #include "user/sandbox/tier.h"
 #include "tests/unit/unit.h"
 
@@ -17,7 +18,9 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 	unsigned n;
 	bool saw_memfd = false;
 
-	sbx_tier_probe(&p, false);
+	/* an LSM list as Ubuntu's (the file ends in a newline) */
+	sbx_tier_probe(&p, false, "lockdown,capability,landlock,yama,apparmor\n");
+	CU_ASSERT(p.lsm_read && !p.bpf_listed);
 	printf("    tier: %s, Landlock ABI %d, seccomp %d, memfd noexec %d, cgroup2 %d\n",
 	       sbx_tier_name(p.tier), p.landlock_abi, p.seccomp_filter, p.memfd_noexec,
 	       p.cgroup2);
@@ -34,6 +37,10 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 		}
 	}
 	CU_ASSERT(saw_memfd);
+	sbx_tier_probe(&p, false, "lockdown,capability,bpf\n");
+	CU_ASSERT(p.lsm_read && p.bpf_listed);
+	sbx_tier_probe(&p, false, NULL);
+	CU_ASSERT(!p.lsm_read && !p.bpf_listed);
 
 	/* a 6.1-like kernel: Landlock ABI 2, no MFD_NOEXEC_SEAL, no connect_unix */
 	p.landlock_abi = 2;
@@ -55,4 +62,16 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 			       sbx_prot_state_name(rows[i].state));
 		CU_ASSERT_EQUAL(off, want_off);
 	}
+}
+
+/* one parse of a comma list for the daemon, its diagnosis and the tier */
+SBX_TEST(sandbox, list_has_matches_whole_items)
+{
+	CU_ASSERT(sbx_list_has("lockdown,capability,bpf\n", "bpf"));
+	CU_ASSERT(sbx_list_has("bpf,landlock", "bpf"));
+	CU_ASSERT(sbx_list_has("landlock,bpf", "bpf"));
+	CU_ASSERT(!sbx_list_has("landlock,bpfx,ebpf", "bpf"));
+	CU_ASSERT(!sbx_list_has("landlock\nbpf", "bpf"));
+	CU_ASSERT(!sbx_list_has("", "bpf"));
+	CU_ASSERT(!sbx_list_has(NULL, "bpf"));
 }

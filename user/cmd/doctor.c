@@ -269,7 +269,7 @@ static int cmd_doctor(int argc, char **argv)
 	{
 		struct sbx_tier_probe tier;
 
-		sbx_tier_probe(&tier, bpf_lsm);
+		sbx_tier_probe(&tier, bpf_lsm, diag.lsm);
 		printf("\n");
 		sbx_tier_print(stdout, &tier);
 	}

@@ -81,14 +81,8 @@ bool sbx_bpf_lsm_active(char **lsm_list)
 	char *buf = NULL;
 	bool on = false;
 
-	if (sbx_read_file("/sys/kernel/security/lsm", 4096, &buf, NULL) == 0) {
-		char *copy = sbx_strdup(buf), *save = NULL;
-
-		for (char *t = strtok_r(copy, ",\n", &save); t; t = strtok_r(NULL, ",\n", &save))
-			if (!strcmp(t, "bpf"))
-				on = true;
-		free(copy);
-	}
+	if (sbx_read_file("/sys/kernel/security/lsm", 4096, &buf, NULL) == 0)
+		on = sbx_list_has(buf, "bpf");
 	if (lsm_list)
 		*lsm_list = buf;
 	else

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "lib/alloc.h"
 #include "lib/fileio.h"
+#include "lib/text.h"
 #include "user/daemon/lsm_diag.h"
 
 #define SECURITYFS_MAGIC 0x73636673
@@ -100,16 +101,6 @@ static char *read_lsm_list(void)
 	return NULL;
 }
 
-static bool listed(const char *lsm, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = lsm; p && *p; p += strcspn(p, ","), p += *p == ',')
-		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
-			return true;
-	return false;
-}
-
 char *sbx_lsm_boot_param(const char *lsm)
 {
 	char *out = sbx_strdup("lsm="), *copy = sbx_strdup(lsm ? lsm : ""), *save = NULL;
@@ -169,7 +160,7 @@ void sbx_lsm_diagnose(struct sbx_lsm_diag *d, bool try_load)
 	cfg = config_bpf_lsm(&d->config);
 	btf_id = lsm_hook_btf_id();
 
-	if ((cfg && !strcmp(cfg, "n")) || (!cfg && !btf_id && !listed(d->lsm, "bpf"))) {
+	if ((cfg && !strcmp(cfg, "n")) || (!cfg && !btf_id && !sbx_list_has(d->lsm, "bpf"))) {
 		d->state = SBX_LSM_NOT_BUILT;
 		d->why = cfg ? sbx_asprintf("BPF-LSM is not active: this kernel is built without it "
 					    "(CONFIG_BPF_LSM is not set in %s)", d->config)
@@ -183,7 +174,7 @@ void sbx_lsm_diagnose(struct sbx_lsm_diag *d, bool try_load)
 				    SECURITY_DIR);
 		d->fix = sbx_strdup(geteuid() ? "run as root (bpfsbx mounts securityfs itself)"
 					      : "mount -t securityfs securityfs " SECURITY_DIR);
-	} else if (!listed(d->lsm, "bpf")) {
+	} else if (!sbx_list_has(d->lsm, "bpf")) {
 		char *param = sbx_lsm_boot_param(d->lsm);
 
 		d->state = SBX_LSM_NOT_LISTED;

@@ -14,33 +14,10 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include "lib/fileio.h"
+#include "lib/text.h"
+#include "policy/landlock.h"
 #include "user/sandbox/seccomp.h"
 #include "user/sandbox/tier.h"
-
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION	(1U << 0)
-#endif
-
-static int landlock_abi(int *err)
-{
-	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0,
-			   LANDLOCK_CREATE_RULESET_VERSION);
-
-	*err = abi < 0 ? errno : 0;
-	return abi < 0 ? 0 : (int)abi;
-}
-
-static bool word_in_list(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',') {
-		if (!strncmp(p, word, n) && (p[n] == ',' || p[n] == '\n' || !p[n]))
-			return true;
-	}
-	return false;
-}
 
 static bool cgroup2_mounted(void)
 {
@@ -55,20 +32,19 @@ static bool cgroup2_mounted(void)
 	return found;
 }
 
-void sbx_tier_probe(struct sbx_tier_probe *p, bool bpf_lsm_ok)
+void sbx_tier_probe(struct sbx_tier_probe *p, bool bpf_lsm_ok, const char *lsm)
 {
 	struct utsname u;
-	char *lsm = NULL, *err = NULL;
+	char *err = NULL;
 
 	memset(p, 0, sizeof(*p));
 	if (uname(&u) == 0)
 		sscanf(u.release, "%u.%u", &p->kmajor, &p->kminor);
-	p->landlock_abi = landlock_abi(&p->landlock_errno);
-	if (sbx_read_file("/sys/kernel/security/lsm", 4096, &lsm, NULL) == 0) {
-		p->lsm_read = true;
-		p->bpf_listed = word_in_list(lsm, "bpf");
-	}
-	free(lsm);
+	errno = 0;
+	p->landlock_abi = sbx_landlock_abi();
+	p->landlock_errno = p->landlock_abi ? 0 : errno;
+	p->lsm_read = lsm != NULL;
+	p->bpf_listed = sbx_list_has(lsm, "bpf");
 	p->bpf_lsm_ok = bpf_lsm_ok;
 	p->seccomp = sbx_seccomp_available();
 	p->seccomp_filter = p->seccomp && sbx_seccomp_check(0, &err) == 0;

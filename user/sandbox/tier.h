@@ -40,8 +40,10 @@ struct sbx_tier_probe {
 };
 
 /* Probe the running kernel. bpf_lsm_ok: whether BPF-LSM is active and
- * loads here (the daemon's diagnosis, user/daemon/lsm_diag.h). */
-void sbx_tier_probe(struct sbx_tier_probe *p, bool bpf_lsm_ok);
+ * loads here, and lsm: the LSM list as read for that diagnosis (NULL:
+ * unreadable), both from user/daemon/lsm_diag.h, which mounts securityfs
+ * first when it must. */
+void sbx_tier_probe(struct sbx_tier_probe *p, bool bpf_lsm_ok, const char *lsm);
 
 const char *sbx_tier_name(enum sbx_tier t);	/* "bpf-lsm", "landlock", "none" */
 
