@@ -47,6 +47,7 @@ struct acc {
 	char *why;
 	bool exact;		/* never widened (a widening failed its check) */
 	int rule;		/* the patch rule that covers it, -1 none */
+	struct sbx_decision base;	/* how the base decides it */
 };
 
 struct prule {
@@ -407,6 +408,7 @@ static void classify(struct ctx *c, struct acc *a)
 		set_cls(a, C_UNEXPR, sbx_strdup("cannot be decided"));
 		return;
 	}
+	a->base = db;
 	if (allowed(db.verdict)) {
 		set_cls(a, C_ALREADY, NULL);
 		return;
@@ -1378,11 +1380,11 @@ static int check_patch(struct ctx *c)
 	/* what was refused and left out stays so; what was suggested is allowed */
 	for (size_t k = 0; k < c->n; k++) {
 		struct acc *a = c->v[k];
-		struct sbx_decision db, dp;
+		struct sbx_decision db = a->base, dp;
 
 		if (a->cls != C_SUGGEST && a->cls != C_PROTECTED && a->cls != C_KEPT)
 			continue;
-		if (sbx_seen_decide(&c->b, c->bp, a->s, &db) || sbx_seen_decide(&c->p, c->pp, a->s, &dp))
+		if (sbx_seen_decide(&c->p, c->pp, a->s, &dp))
 			continue;
 		if (a->cls != C_SUGGEST) {
 			if (db.verdict != dp.verdict) {
@@ -1431,7 +1433,8 @@ int sbx_suggest(const struct sbx_seen *v, size_t n, const struct sbx_suggest_in 
 	c.env.resolve = no_resolve;
 	c.bp = in->base ? load_path(&c, in->base, &c.b, &c.b_ok) :
 			  load_shipped(&c, "agent-default", &c.b, &c.b_ok);
-	c.gp = load_shipped(&c, "agent-default", &c.g, &c.g_ok);
+	c.gp = in->guard ? load_path(&c, in->guard, &c.g, &c.g_ok) :
+			   load_shipped(&c, "agent-default", &c.g, &c.g_ok);
 	if (!c.b_ok || !c.g_ok)
 		goto out;
 	merge(&c, v, n);
@@ -1445,6 +1448,9 @@ int sbx_suggest(const struct sbx_seen *v, size_t n, const struct sbx_suggest_in 
 			make_file_rules(&c, a);
 		make_net_rules(&c);
 		make_command_rules(&c);
+		/* no rule: the patch is the base itself, nothing to check */
+		if (!c.n_rules)
+			break;
 		free(text);
 		text = emit_patch(&c, ref, false);
 		if (!text || compile_patch(&c, text))

@@ -48,6 +48,9 @@ struct sbx_suggest_in {
 	const char *base;
 	/* how the patch names it in extends: (default: base, or agent-default) */
 	const char *base_ref;
+	/* the policy whose denies and asks are the protected set: NULL for the
+	 * shipped agent-default (the fuzzer names a small one, to be fast) */
+	const char *guard;
 	/* a header comment (what was read), one line, or NULL */
 	const char *header;
 };

@@ -4,7 +4,9 @@
  *
  *   suggest [--events FILE] [--session ID...] [--policy F]
  *       the YAML patch (policy/suggest.c) that would have allowed the
- *       denied and asked accesses of those sessions, on standard output
+ *       denied and asked accesses of those sessions, on standard output;
+ *       the commands a connector asked about are the project's queue's
+ *       requests of kind command (the kernel's events have none)
  *   diff OLD NEW [--events FILE] [--session ID...]
  *       per rule of NEW, the recorded accesses whose verdict changes
  *
@@ -23,25 +25,22 @@
 #include "policy/policy.h"
 #include "policy/suggest.h"
 #include "queue/event_rec.h"
+#include "queue/queue.h"
+#include "queue/request.h"
+#include "user/connector/shell/shell.h"
 #include "user/cmd/cmd.h"
 #include "user/cmd/policy_cli.h"
 #include "user/daemon/state.h"
 
-/* what the events file held: the refused accesses, with their strings */
-struct recorded {
-	struct sbx_seen *v;
-	size_t n, cap;
-	char **names;		/* sessions seen */
-	size_t n_names;
-	uint64_t events, refused, other;
-};
-
-static void recorded_free(struct recorded *r)
+void policy_recorded_free(struct recorded *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		free((char *)r->v[i].path);
 		free((char *)r->v[i].host);
 		free((char *)r->v[i].who);
+		for (int k = 0; k < r->v[i].argc; k++)
+			free(r->v[i].argv[k]);
+		free((char **)r->v[i].argv);
 	}
 	free(r->v);
 	for (size_t i = 0; i < r->n_names; i++)
@@ -72,7 +71,7 @@ static void note_session(struct recorded *r, const char *s)
 	r->names[r->n_names++] = sbx_strdup(s);
 }
 
-static void add_seen(struct recorded *r, const struct sbx_event_rec *e)
+static struct sbx_seen *new_seen(struct recorded *r)
 {
 	struct sbx_seen *s;
 
@@ -82,6 +81,13 @@ static void add_seen(struct recorded *r, const struct sbx_event_rec *e)
 	}
 	s = &r->v[r->n++];
 	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+static void add_seen(struct recorded *r, const struct sbx_event_rec *e)
+{
+	struct sbx_seen *s = new_seen(r);
+
 	s->count = e->count;
 	s->who = e->comm ? sbx_strdup(e->comm) : NULL;
 	switch (e->kind) {
@@ -106,19 +112,13 @@ static void add_seen(struct recorded *r, const struct sbx_event_rec *e)
 	}
 }
 
-/* 0, or -1 with the error printed (file:line) */
-static int read_events(const struct popts *o, const char *path, struct recorded *r)
+int policy_read_events(const struct popts *o, const char *path, FILE *f, struct recorded *r)
 {
-	FILE *f = fopen(path, "r");
 	char *line = NULL;
 	size_t cap = 0, ln = 0;
 	ssize_t len;
 	int rc = 0;
 
-	if (!f) {
-		fprintf(stderr, "bpfsbx policy: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
 	while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
 		struct sbx_event_rec e;
 		json_error_t jerr;
@@ -165,7 +165,6 @@ static int read_events(const struct popts *o, const char *path, struct recorded 
 		rc = -1;
 	}
 	free(line);
-	fclose(f);
 	for (size_t i = 0; rc == 0 && i < o->nsessions; i++) {
 		bool found = false;
 
@@ -181,6 +180,100 @@ static int read_events(const struct popts *o, const char *path, struct recorded 
 			rc = -1;
 		}
 	}
+	return rc;
+}
+
+/* the simple commands of an asked command line, each a COMMAND access */
+static void add_command(struct recorded *r, const struct sbx_request *q, const char *home)
+{
+	struct sbx_sh_parse sp = { 0 };
+
+	if (!q->command || sbx_sh_parse(q->command, q->cwd, home, &sp)) {
+		sbx_sh_parse_free(&sp);
+		return;
+	}
+	/* a line the parser cannot follow has no argv a rule could name */
+	for (size_t i = 0; !sp.unanalysed && i < sp.n; i++) {
+		const struct sbx_sh_cmd *c = &sp.cmds[i];
+		struct sbx_seen *s;
+		bool fixed = c->argc > 0;
+		char **argv;
+
+		for (int k = 0; k < c->argc; k++)
+			fixed &= !c->argv[k].dynamic && !c->argv[k].glob && c->argv[k].val;
+		if (!fixed)
+			continue;
+		argv = sbx_calloc((size_t)c->argc, sizeof(*argv));
+		for (int k = 0; k < c->argc; k++)
+			argv[k] = sbx_strdup(c->argv[k].val);
+		s = new_seen(r);
+		s->kind = SBX_SEEN_COMMAND;
+		s->argv = argv;
+		s->argc = c->argc;
+		s->count = q->count > 0 ? (uint64_t)q->count : 1;
+		s->who = sbx_strdup(q->origin ? q->origin : "connector");
+	}
+	sbx_sh_parse_free(&sp);
+}
+
+/*
+ * The requests of kind command in the project's queue (waiting, taken or
+ * decided) of the sessions o names: what a connector asked a person
+ * about. A project without a queue has none.
+ */
+static void read_commands(const struct popts *o, const char *project, const char *home,
+			  struct recorded *r)
+{
+	static const enum sbx_qdir dirs[] = { SBX_QDIR_PENDING, SBX_QDIR_CLAIMED, SBX_QDIR_DONE };
+	struct sbx_queue *q;
+	char *err = NULL;
+
+	if (!project || !(q = sbx_queue_open(project, 0, (uid_t)-1, (gid_t)-1, &err))) {
+		free(err);
+		return;
+	}
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		json_t *arr = NULL, *rec;
+		size_t i;
+
+		if (sbx_queue_list(q, dirs[d], &arr, &err) < 0) {
+			fprintf(stderr, "bpfsbx policy: the queue of %s: %s\n", project, err ? err : "?");
+			free(err);
+			err = NULL;
+			continue;
+		}
+		free(err);
+		err = NULL;
+		json_array_foreach(arr, i, rec) {
+			struct sbx_request req;
+
+			if (!sbx_request_decode(rec, dirs[d] == SBX_QDIR_DONE, &req, NULL))
+				continue;
+			note_session(r, req.session);
+			if (req.kind == SBX_REQ_COMMAND && wanted(o, req.session)) {
+				r->refused += req.count > 0 ? (uint64_t)req.count : 1;
+				r->events += req.count > 0 ? (uint64_t)req.count : 1;
+				add_command(r, &req, home);
+			}
+			sbx_request_release(&req);
+		}
+		json_decref(arr);
+	}
+	sbx_queue_close(q);
+}
+
+/* 0, or -1 with the error printed (file:line) */
+static int read_events(const struct popts *o, const char *path, struct recorded *r)
+{
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "bpfsbx policy: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	rc = policy_read_events(o, path, f, r);
+	fclose(f);
 	return rc;
 }
 
@@ -200,6 +293,7 @@ int policy_suggest(const struct popts *o)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (policy_cli_env(o, &L, &env))
 		goto out;
+	read_commands(o, o->project ? L.project : o->found_project, L.home, &r);
 	if (read_events(o, events, &r))
 		goto out;
 	if (o->file && !(base = realpath(o->file, NULL))) {
@@ -233,7 +327,7 @@ out:
 	free(header);
 	free(L.project);
 	free(L.home);
-	recorded_free(&r);
+	policy_recorded_free(&r);
 	return rc;
 }
 
@@ -362,6 +456,6 @@ out:
 	free(v);
 	policy_cli_free(&A);
 	policy_cli_free(&B);
-	recorded_free(&r);
+	policy_recorded_free(&r);
 	return rc;
 }
