@@ -134,13 +134,22 @@ static const char *basename_of(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* A path a policy can carry as it is: no glob, no variable, no control byte. */
+/*
+ * A path a policy can carry as it is: no glob, no variable, no control
+ * byte, and normalised as the kernel reports paths (no "." or ".." and no
+ * empty component), so that the text compared here is the text decided.
+ */
 static bool expressible(const char *p)
 {
+	size_t n = strlen(p);
+
 	for (const unsigned char *c = (const unsigned char *)p; *c; c++)
 		if (*c < 0x20 || *c == 0x7f || *c == '*' || *c == '$' || *c == '\\')
 			return false;
-	return true;
+	if (p[0] == '@')
+		return true;
+	return !strstr(p, "//") && !strstr(p, "/./") && !strstr(p, "/../") &&
+	       !(n >= 2 && !strcmp(p + n - 2, "/.")) && !(n >= 3 && !strcmp(p + n - 3, "/.."));
 }
 
 /* ~/x, ${PROJECT}/x or the path itself (the project first: it is often in home) */
@@ -387,8 +396,8 @@ static void classify(struct ctx *c, struct acc *a)
 		return;
 	}
 	if (s->kind == SBX_SEEN_FILE && !expressible(s->path)) {
-		set_cls(a, C_UNEXPR, sbx_strdup("a path with *, $, \\ or control bytes: no rule "
-						"can name it exactly"));
+		set_cls(a, C_UNEXPR, sbx_strdup("a path with *, $, \\, a control byte or a . or .. "
+						"component: no rule can name it exactly"));
 		return;
 	}
 	if (s->kind == SBX_SEEN_HOST || (s->kind == SBX_SEEN_NET && s->host)) {

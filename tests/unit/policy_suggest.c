@@ -170,7 +170,7 @@ SBX_TEST(suggest, cache_dirs_and_credentials_left_out)
 {
 	struct fx f;
 	struct sbx_suggestion out;
-	char *p[8];
+	char *p[8], *dotdot;
 	const char *yaml;
 
 	fx_init(&f);
@@ -182,6 +182,7 @@ SBX_TEST(suggest, cache_dirs_and_credentials_left_out)
 	p[5] = pt_path("%s/.ssh/id_ed25519", f.home);
 	p[6] = pt_path("%s/.aws/credentials", f.home);
 	p[7] = pt_path("%s/.gitconfig", f.home);
+	dotdot = pt_path("%s/.cache/pip/../../.config/x", f.home);
 	{
 		struct sbx_seen v[] = {
 			file_seen(SBX_ACC_READ, p[0], "pip"), file_seen(SBX_ACC_READ, p[1], "pip"),
@@ -190,6 +191,7 @@ SBX_TEST(suggest, cache_dirs_and_credentials_left_out)
 			file_seen(SBX_ACC_READ, p[6], "aws"), file_seen(SBX_ACC_READ, p[7], "git"),
 			/* agent-default denies this write: a cache that runs later */
 			file_seen(SBX_ACC_WRITE, p[0], "pip"),
+			file_seen(SBX_ACC_READ, dotdot, "cat"),
 		};
 
 		yaml = suggest(&f, v, sizeof(v) / sizeof(v[0]), &out);
@@ -210,6 +212,9 @@ SBX_TEST(suggest, cache_dirs_and_credentials_left_out)
 	CU_ASSERT_EQUAL(out.rules, 3);
 	CU_ASSERT_EQUAL(out.covered, 6);
 	CU_ASSERT_EQUAL(out.protected_n, 3);
+	/* a path the kernel would not report (..) is named by no rule */
+	CU_ASSERT_EQUAL(out.unexpressible, 1);
+	CU_ASSERT_FALSE(rule_has(yaml, ".."));
 	/* the patch decides as promised */
 	CU_ASSERT_EQUAL(patch_verdict(&f, yaml, p[0], SBX_ACC_READ), SBX_V_ALLOW);
 	CU_ASSERT_EQUAL(patch_verdict(&f, yaml, p[3], SBX_ACC_READ), SBX_V_ALLOW);
@@ -219,6 +224,7 @@ SBX_TEST(suggest, cache_dirs_and_credentials_left_out)
 	sbx_suggestion_free(&out);
 	for (size_t i = 0; i < 8; i++)
 		free(p[i]);
+	free(dotdot);
 	fx_free(&f);
 }
 
