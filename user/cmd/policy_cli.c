@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpfsbx policy check|explain|compile: the policy language for people.
+ * bpfsbx policy check|explain|compile|suggest|diff: the policy language for people.
  *
  *   check FILE          load and compile; print every diagnostic as
  *                       FILE:LINE:COL: error|warning: FIELD: MESSAGE
  *   explain FILE X      which rule decides X (a path, HOST:PORT or -- CMD)
  *   compile --dump FILE the map entries the daemon would install
+ *   suggest, diff       from recorded events (policy_suggest.c)
  *
  * explain and check compile against the real file system (identities of
  * existing paths), exactly as a session start would. Host names are not
@@ -32,13 +33,13 @@
 #include "lib/shipped.h"
 #include "policy/policy.h"
 #include "user/cmd/cmd.h"
+#include "user/cmd/policy_cli.h"
+#include "user/daemon/state.h"
 #include "user/control/control_client.h"
 #include "user/connector/classify/classify.h"
 #include "user/connector/conn_policy.h"
 #include "lib/json.h"
 
-/* The subcommand words dispatch by their .val: an index into policy_subs[]. */
-enum policy_sub { PS_CHECK, PS_EXPLAIN, PS_COMPILE };
 
 static const struct sbx_opt policy_opts[] = {
 	{ .sub = "check", .val = PS_CHECK, .help = "load and compile FILE; print each problem as "
@@ -46,6 +47,10 @@ static const struct sbx_opt policy_opts[] = {
 	{ .sub = "explain", .val = PS_EXPLAIN, .help = "which rule decides PATH, @ABSTRACT, HOST, HOST:PORT, "
 	  "ADDRESS:PORT, [IPV6]:PORT or -- CMD [ARGS...] (classified as the Claude Code hook does)" },
 	{ .sub = "compile", .val = PS_COMPILE, .help = "with --dump: the exact map entries the daemon would install" },
+	{ .sub = "suggest", .val = PS_SUGGEST, .help = "the smallest rules that would have allowed what "
+	  "sessions were refused (a YAML patch that extends FILE); protected accesses listed apart" },
+	{ .sub = "diff", .val = PS_DIFF, .help = "OLD NEW: per rule, the recorded accesses whose verdict "
+	  "changes from OLD to NEW" },
 	{ "project", 'P', 0, 'd', "DIR", "the current directory",
 	  "the directory ${PROJECT} stands for", NULL },
 	{ "home", 'H', 0, 'd', "DIR", "$HOME", "the directory ~ and ${HOME} stand for", NULL },
@@ -57,22 +62,13 @@ static const struct sbx_opt policy_opts[] = {
 	{ "dump", 'D', 0, 0, NULL, NULL, "print the map entries (the only output form)",
 	  "compile" },
 	{ "policy-id", 'I', 0, 0, "N", "1", "the policy id the entries carry", "compile" },
+	{ "events", 'E', 0, 'f', "FILE", SBX_EVENT_LOG,
+	  "the daemon's event log (or a session's audit log) to read; suggest and diff", NULL },
+	{ "session", 'S', 0, 0, "ID", "every session",
+	  "only the events of this session (again for more); suggest and diff", NULL },
+	{ "policy", 'F', 0, 'y', "FILE", "the project's .sandbox/policy.yaml, else agent-default",
+	  "the policy the patch extends", "suggest" },
 	{ 0 }
-};
-
-struct popts {
-	const char *file;
-	const char *project;
-	const char *home;
-	const char *target;
-	const char *paths_from;
-	char **cmd;
-	int ncmd;
-	bool dump;
-	bool no_resolve;
-	uint32_t policy_id;
-	char *found_project;	/* the project around the cwd, when not given */
-	char *found_file;	/* its .sandbox/policy.yaml */
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -123,6 +119,8 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 				return usage_error("unknown option '%s'", a);
 			if (op->sub && strcmp(op->sub, argv[1]))
 				return usage_error("%s is only for %s", a, op->sub);
+			if ((op->val == 'E' || op->val == 'S') && mode != PS_SUGGEST && mode != PS_DIFF)
+				return usage_error("%s is only for suggest and diff", a);
 			if (op->arg) {
 				if (i + 1 >= argc)
 					return usage_error("%s needs an argument", a);
@@ -144,6 +142,17 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 			case 'D':
 				o->dump = true;
 				break;
+			case 'E':
+				o->events = v;
+				break;
+			case 'S':
+				o->sessions = sbx_realloc_array(o->sessions, o->nsessions + 1,
+								sizeof(*o->sessions));
+				o->sessions[o->nsessions++] = v;
+				break;
+			case 'F':
+				o->file = v;
+				break;
 			case 'I': {
 				char *end;
 				unsigned long id;
@@ -161,9 +170,16 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 		if (a[0] == '-' && a[1]) {
 			return usage_error("unknown option '%s'", a);
 		}
+		if (mode == PS_SUGGEST) {
+			/* the form: policy suggest [SESSION...] */
+			o->sessions = sbx_realloc_array(o->sessions, o->nsessions + 1,
+							sizeof(*o->sessions));
+			o->sessions[o->nsessions++] = a;
+			continue;
+		}
 		if (npos == 0)
 			o->file = a;
-		else if (npos == 1 && mode == PS_EXPLAIN)
+		else if (npos == 1 && (mode == PS_EXPLAIN || mode == PS_DIFF))
 			o->target = a;
 		else
 			return usage_error("unexpected argument '%s'", a);
@@ -183,6 +199,16 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 	/* from a subdirectory, the project around it, as for every command */
 	if (!o->project && sbx_project_resolve(NULL, &o->found_project, NULL) == 0)
 		o->project = o->found_project;
+	if (mode == PS_DIFF && !o->target)
+		return usage_error("diff needs OLD and NEW");
+	if (!o->file && mode == PS_SUGGEST) {
+		/* the project's policy if there is one, else agent-default */
+		if (o->found_project)
+			o->found_file = sbx_asprintf("%s/%s", o->found_project, SBX_POLICY_FILE);
+		if (o->found_file && access(o->found_file, F_OK) == 0)
+			o->file = o->found_file;
+		return 0;
+	}
 	if (!o->file) {
 		char *cwd = getcwd(NULL, 0);
 
@@ -204,20 +230,8 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 	return 0;
 }
 
-struct loaded {
-	struct sbx_policy *p;
-	struct sbx_compiled c;
-	struct sbx_diags d;
-	char *project;
-	char *home;
-};
-
-/* Load and compile; diagnostics are printed to `diag_out`. 0 on success. */
-static int load_and_compile(const struct popts *o, struct loaded *L, FILE *diag_out)
+int policy_cli_env(const struct popts *o, struct loaded *L, struct sbx_policy_env *env)
 {
-	struct sbx_policy_env env = { 0 };
-	int rc = -1;
-
 	memset(L, 0, sizeof(*L));
 	if (o->project) {
 		L->project = realpath(o->project, NULL);
@@ -242,18 +256,35 @@ static int load_and_compile(const struct popts *o, struct loaded *L, FILE *diag_
 			h = pw->pw_dir;
 		L->home = h ? strdup(h) : NULL;
 	}
-	env.home = L->home;
-	env.project = L->project;
+	memset(env, 0, sizeof(*env));
+	env->home = L->home;
+	env->project = L->project;
 	if (o->no_resolve)
-		env.resolve = no_resolve;
-	L->p = sbx_policy_load_file(o->file, &env, &L->d);
+		env->resolve = no_resolve;
+	return 0;
+}
+
+int policy_cli_load(const struct popts *o, const char *file, struct loaded *L, FILE *diag_out)
+{
+	struct sbx_policy_env env;
+	int rc = -1;
+
+	if (policy_cli_env(o, L, &env))
+		return -1;
+	L->p = sbx_policy_load_file(file, &env, &L->d);
 	if (L->p && sbx_policy_compile(L->p, o->policy_id, &L->c, &L->d) == 0)
 		rc = 0;
 	sbx_diags_print(&L->d, diag_out);
 	return rc;
 }
 
-static void loaded_free(struct loaded *L)
+/* Load and compile; diagnostics are printed to `diag_out`. 0 on success. */
+static int load_and_compile(const struct popts *o, struct loaded *L, FILE *diag_out)
+{
+	return policy_cli_load(o, o->file, L, diag_out);
+}
+
+void policy_cli_free(struct loaded *L)
 {
 	sbx_compiled_free(&L->c);
 	sbx_policy_free(L->p);
@@ -279,7 +310,7 @@ static int cmd_check(const struct popts *o)
 
 	if (rc == 0)
 		printf("%s: ok, %zu rules\n", o->file, written_rules(L.p));
-	loaded_free(&L);
+	policy_cli_free(&L);
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
@@ -734,7 +765,7 @@ static int cmd_explain(const struct popts *o)
 	int rc;
 
 	if (load_and_compile(o, &L, stderr)) {
-		loaded_free(&L);
+		policy_cli_free(&L);
 		return SBX_EXIT_FAIL;
 	}
 	if (o->paths_from)
@@ -743,7 +774,7 @@ static int cmd_explain(const struct popts *o)
 		rc = explain_command(o, &L);
 	else
 		rc = explain_target(o, &L);
-	loaded_free(&L);
+	policy_cli_free(&L);
 	return rc;
 }
 
@@ -754,7 +785,7 @@ static int cmd_compile(const struct popts *o)
 
 	if (rc == 0)
 		sbx_compiled_dump(&L.c, L.p, stdout);
-	loaded_free(&L);
+	policy_cli_free(&L);
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
@@ -762,6 +793,8 @@ static int (*const policy_subs[])(const struct popts *) = {
 	[PS_CHECK] = cmd_check,
 	[PS_EXPLAIN] = cmd_explain,
 	[PS_COMPILE] = cmd_compile,
+	[PS_SUGGEST] = policy_suggest,
+	[PS_DIFF] = policy_diff,
 };
 
 static int policy_main(int argc, char **argv)
@@ -786,8 +819,9 @@ static int policy_main(int argc, char **argv)
 		rc = policy_subs[sub->val](&o);
 	free(o.found_project);
 	free(o.found_file);
+	free(o.sessions);
 	return rc;
 }
 
-SBX_COMMAND(policy, "policy", "check|explain|compile [FILE] [OPTIONS] [PATH | HOST:PORT | -- CMD]",
+SBX_COMMAND(policy, "policy", "check|explain|compile|suggest|diff [FILE] [OPTIONS] [PATH | HOST:PORT | -- CMD | NEW]",
 	    "check a policy, explain a decision, dump the compiled maps", policy_main, policy_opts);

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * policy_cli.h - what `bpfsbx policy`'s subcommands share: the parsed
+ * options and loading a policy as a session start would (policy_cli.c);
+ * suggest and diff live in policy_suggest.c.
+ */
+#ifndef SBX_POLICY_CLI_H
+#define SBX_POLICY_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "policy/policy.h"
+#include "policy/suggest.h"
+
+/* The subcommand words dispatch by their .val: an index into policy_subs[]. */
+enum policy_sub { PS_CHECK, PS_EXPLAIN, PS_COMPILE, PS_SUGGEST, PS_DIFF };
+
+struct popts {
+	const char *file;	/* diff: OLD */
+	const char *project;
+	const char *home;
+	const char *target;	/* diff: NEW */
+	const char *paths_from;
+	const char *events;
+	const char **sessions;
+	size_t nsessions;
+	char **cmd;
+	int ncmd;
+	bool dump;
+	bool no_resolve;
+	uint32_t policy_id;
+	char *found_project;	/* the project around the cwd, when not given */
+	char *found_file;	/* its .sandbox/policy.yaml */
+};
+
+struct loaded {
+	struct sbx_policy *p;
+	struct sbx_compiled c;
+	struct sbx_diags d;
+	char *project;
+	char *home;
+};
+
+/* L's project and home directories (--project, --home) and env pointing at them */
+int policy_cli_env(const struct popts *o, struct loaded *L, struct sbx_policy_env *env);
+/* Load and compile file; diagnostics are printed to diag_out. 0 on success. */
+int policy_cli_load(const struct popts *o, const char *file, struct loaded *L, FILE *diag_out);
+void policy_cli_free(struct loaded *L);
+
+/* what an events file held: the refused accesses, with their strings */
+struct recorded {
+	struct sbx_seen *v;
+	size_t n, cap;
+	char **names;		/* sessions seen */
+	size_t n_names;
+	uint64_t events, refused, other;
+};
+
+/*
+ * The denied and asked accesses of f (named path in errors) of the
+ * sessions o names (every session without): 0, or -1 with the error
+ * printed as path:line (a corrupt or cut line, a session not in it).
+ */
+int policy_read_events(const struct popts *o, const char *path, FILE *f, struct recorded *r);
+void policy_recorded_free(struct recorded *r);
+
+int policy_suggest(const struct popts *o);
+int policy_diff(const struct popts *o);
+
+#endif
