@@ -156,14 +156,19 @@ uint64_t pt_stat(struct pt *t, uint32_t idx)
 	return sum;
 }
 
+uint64_t pt_epoch(struct pt *t, uint32_t idx)
+{
+	uint64_t v = ~0ull;
+
+	bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.sbx_epoch), &idx, &v);
+	return v;
+}
+
 void pt_epoch_bump(struct pt *t, uint32_t idx)
 {
-	int fd = bpf_map__fd(t->skel->maps.sbx_epoch);
-	uint64_t v = 0;
+	uint64_t v = pt_epoch(t, idx) + 1;
 
-	bpf_map_lookup_elem(fd, &idx, &v);
-	v++;
-	bpf_map_update_elem(fd, &idx, &v, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.sbx_epoch), &idx, &v, BPF_ANY);
 }
 
 static bool wanted(const char *name, int argc, char **argv)

@@ -45,6 +45,7 @@ int pt_in_session(struct pt *t, int (*fn)(void *), void *arg);
 /* The events the program sent since the last call, into t->ev. */
 int pt_events(struct pt *t);
 uint64_t pt_stat(struct pt *t, uint32_t idx);
+uint64_t pt_epoch(struct pt *t, uint32_t idx);	/* ~0: unreadable */
 void pt_epoch_bump(struct pt *t, uint32_t idx);
 uint32_t pt_kdev(uint64_t st_dev);
 
