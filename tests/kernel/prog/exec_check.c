@@ -69,8 +69,6 @@ static int exec_memfd(void *unused)
 static int exec_check(void)
 {
 	struct sbx_policy_hdr pol = { .policy_id = POLICY };
-	struct sbx_file_rule rule = {};
-	struct sbx_inode_key k = { .policy_id = POLICY };
 	struct sbx_vcache vc = {};
 	struct stat st;
 	struct pt t;
@@ -88,11 +86,7 @@ static int exec_check(void)
 		goto out;
 	/* the daemon's compiled "exec: deny" on the file itself */
 	stat(TOOL, &st);
-	k.dev = pt_kdev(st.st_dev);
-	k.ino = st.st_ino;
-	rule.verdict[SBX_ACC_EXEC] = SBX_V_DENY;
-	rule.rule_id[SBX_ACC_EXEC] = RULE_TOOL;
-	bpf_map_update_elem(bpf_map__fd(t.skel->maps.sbx_inode_rules), &k, &rule, BPF_ANY);
+	pt_inode_rule(&t, TOOL, SBX_ACC_EXEC, SBX_V_DENY, RULE_TOOL, false);
 
 	rc = pt_in_session(&t, exec_errno, TOOL);
 	PT_CHECK(&t, rc == EPERM, "exec of the denied file: %d, want EPERM", rc);

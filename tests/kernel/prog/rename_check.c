@@ -39,24 +39,6 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-/* an inode rule on path: verdict for access acc (0: none), and the pin */
-static void inode_rule(struct pt *t, const char *path, int acc, __u8 verdict, __u32 id,
-		       bool pinned)
-{
-	struct sbx_inode_key k = { .policy_id = POLICY };
-	struct sbx_file_rule r = { .pinned = pinned };
-	struct stat st;
-
-	stat(path, &st);
-	k.dev = pt_kdev(st.st_dev);
-	k.ino = st.st_ino;
-	if (verdict) {
-		r.verdict[acc] = verdict;
-		r.rule_id[acc] = id;
-	}
-	bpf_map_update_elem(bpf_map__fd(t->skel->maps.sbx_inode_rules), &k, &r, BPF_ANY);
-}
-
 static int rename_check(void)
 {
 	struct sbx_policy_hdr pol = { .policy_id = POLICY };
@@ -84,9 +66,9 @@ static int rename_check(void)
 		goto out;
 	/* what the daemon compiles from "read: deny DIR/secrets/", "write:
 	 * ask DIR/inbox/" and a protected DIR/repo/.git (its parent pinned) */
-	inode_rule(&t, DIR_ "/secrets", SBX_ACC_READ, SBX_V_DENY, RULE_SECRETS, false);
-	inode_rule(&t, DIR_ "/inbox", SBX_ACC_WRITE, SBX_V_ASK, RULE_INBOX, false);
-	inode_rule(&t, DIR_ "/repo", 0, 0, 0, true);
+	pt_inode_rule(&t, DIR_ "/secrets", SBX_ACC_READ, SBX_V_DENY, RULE_SECRETS, false);
+	pt_inode_rule(&t, DIR_ "/inbox", SBX_ACC_WRITE, SBX_V_ASK, RULE_INBOX, false);
+	pt_inode_rule(&t, DIR_ "/repo", 0, 0, 0, true);
 
 	rc = pt_in_session(&t, rename_errno, &out_of_secrets);
 	PT_CHECK(&t, rc == EPERM, "a read-denied file renamed out: %d, want EPERM", rc);
