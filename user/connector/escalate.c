@@ -276,31 +276,10 @@ static struct sbx_queue *open_q(const char *project, char **err)
 	return q;
 }
 
-int sbx_esc_check(const char *project, const char *id, struct sbx_esc_outcome *o, char **err)
-{
-	struct sbx_queue *q;
-	char *e = NULL;
-	int rc;
-
-	memset(o, 0, sizeof(*o));
-	if (!sbx_id_valid(id)) {
-		o->state = SBX_ESC_UNKNOWN;
-		return 0;
-	}
-	q = open_q(project, err);
-	if (!q)
-		return -EIO;
-	rc = locate(q, id, o, &e);
-	sbx_queue_close(q);
-	if (rc < 0 && err)
-		*err = e;
-	else
-		free(e);
-	return rc;
-}
-
-int sbx_esc_wait(const char *project, const char *id, int timeout_ms,
-		 struct sbx_esc_outcome *o, char **err)
+/* Where id is now; with wait, after waiting up to timeout_ms for its
+ * decision (inotify) */
+static int look(const char *project, const char *id, bool wait, int timeout_ms,
+		struct sbx_esc_outcome *o, char **err)
 {
 	struct sbx_queue *q;
 	json_t *done = NULL;
@@ -311,7 +290,7 @@ int sbx_esc_wait(const char *project, const char *id, int timeout_ms,
 	q = open_q(project, err);
 	if (!q)
 		return -EIO;
-	rc = sbx_queue_wait_done(q, id, timeout_ms, &done, &e);
+	rc = wait ? sbx_queue_wait_done(q, id, timeout_ms, &done, &e) : -ETIMEDOUT;
 	if (rc == 0) {
 		classify_done(o, done);
 	} else if (rc == -ETIMEDOUT) {
@@ -325,6 +304,22 @@ int sbx_esc_wait(const char *project, const char *id, int timeout_ms,
 	else
 		free(e);
 	return rc;
+}
+
+int sbx_esc_check(const char *project, const char *id, struct sbx_esc_outcome *o, char **err)
+{
+	if (!sbx_id_valid(id)) {
+		memset(o, 0, sizeof(*o));
+		o->state = SBX_ESC_UNKNOWN;
+		return 0;
+	}
+	return look(project, id, false, 0, o, err);
+}
+
+int sbx_esc_wait(const char *project, const char *id, int timeout_ms,
+		 struct sbx_esc_outcome *o, char **err)
+{
+	return look(project, id, true, timeout_ms, o, err);
 }
 
 int sbx_esc_command_result(const char *project, const json_t *done, char **output,
