@@ -306,6 +306,7 @@ int sbx_queue_mark_applied_ident(struct sbx_queue *q, const char *id,
  *   -EINVAL  e.g. a command approved with a scope other than once
  * *err says which, for a person.
  */
+struct sbx_request;	/* queue/request.h */
 struct sbx_resolve_opts {
 	bool approve;
 	enum sbx_scope scope;
@@ -313,8 +314,9 @@ struct sbx_resolve_opts {
 	const char *by;		/* NULL: the caller's user name */
 	int cmd_timeout_s;	/* 0: SBX_CMD_TIMEOUT_S */
 	bool interactive;	/* a person at a terminal: a command runs as them, there */
-	/* called after the claim, before a command runs (may be NULL) */
-	void (*on_run)(void *arg, const json_t *req);
+	/* called after the claim, before a command runs (may be NULL),
+	 * with the claimed request as decoded */
+	void (*on_run)(void *arg, const struct sbx_request *req);
 	void *arg;
 };
 int sbx_queue_resolve(struct sbx_queue *q, const char *id,

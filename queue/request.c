@@ -49,7 +49,7 @@ int sbx_request_kind(const json_t *rec)
 
 void sbx_request_view(const json_t *rec, struct sbx_request *r)
 {
-	const json_t *obj, *proc, *rule, *h;
+	const json_t *obj, *proc, *h;
 
 	memset(r, 0, sizeof(*r));
 	r->id = sbx_json_str(rec, "id");
@@ -106,7 +106,11 @@ void sbx_request_view(const json_t *rec, struct sbx_request *r)
 	r->command = sbx_json_str(obj, "command");
 	r->cwd = sbx_json_str(obj, "cwd");
 
-	rule = json_object_get(rec, "rule");
+	sbx_request_view_rule(json_object_get(rec, "rule"), r);
+}
+
+void sbx_request_view_rule(const json_t *rule, struct sbx_request *r)
+{
 	r->rule.present = json_is_object(rule);
 	r->rule.id = num(rule, "id", -1);
 	r->rule.name = sbx_json_str(rule, "name");

@@ -104,6 +104,11 @@ void sbx_request_release(struct sbx_request *r);
  * strings point into rec, which the caller keeps; no reference is held. */
 void sbx_request_view(const json_t *rec, struct sbx_request *out);
 
+/* A rule object as records carry it ({"id","name","section","pattern",
+ * "verdict","reason","source"}, as a connector's verdict has it too) into
+ * r->rule; NULL or not an object: no rule. The strings point into rule. */
+void sbx_request_view_rule(const json_t *rule, struct sbx_request *r);
+
 /* An empty request of kind: every "not given" sentinel set, count 1. */
 void sbx_request_init(struct sbx_request *r, enum sbx_req_kind kind);
 

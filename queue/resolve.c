@@ -129,7 +129,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 	struct sbx_request typed;
 	json_t *req = NULL, *result = NULL;
 	char *inner = NULL;
-	bool command;
+	bool command, claimed;
 	int rc;
 
 	if (err)
@@ -185,9 +185,12 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 		free(inner);
 		return rc;
 	}
+	/* the claimed record, decoded once: what is shown before it runs,
+	 * and what is remembered */
+	claimed = sbx_request_decode(req, false, &typed, NULL);
 	if (o->approve && command) {
-		if (o->on_run)
-			o->on_run(o->arg, req);
+		if (o->on_run && claimed)
+			o->on_run(o->arg, &typed);
 		rc = sbx_queue_run_command(q, req, o->cmd_timeout_s, o->interactive, &result,
 					   &inner);
 		if (rc) {
@@ -203,6 +206,7 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 			sbx_queue_set_err(err, "%s: %s", id, note ? note : "running the command failed");
 			free(note);
 			free(inner);
+			sbx_request_release(&typed);
 			json_decref(req);
 			return rc;
 		}
@@ -210,11 +214,9 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
 	}
 	rc = sbx_queue_decide(q, id, &d, &inner);
 	json_decref(result);
-	if (rc == 0 && o->approve && o->scope == SBX_SCOPE_ALWAYS &&
-	    sbx_request_decode(req, false, &typed, NULL)) {
+	if (rc == 0 && o->approve && o->scope == SBX_SCOPE_ALWAYS && claimed)
 		remember(q, &typed);
-		sbx_request_release(&typed);
-	}
+	sbx_request_release(&typed);
 	json_decref(req);
 	if (rc == -EEXIST) {
 		free(inner);

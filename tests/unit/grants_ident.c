@@ -188,15 +188,16 @@ SBX_TEST(grants, claude_json_guarded_keys_are_put_back)
 SBX_TEST(grants, watch_text_shows_everything_and_counts_what_it_escaped)
 {
 	char cmd[1024];
-	json_t *req;
+	struct sbx_request req;
 	struct watch_text t;
 	char *warn;
 
 	/* 400 spaces, a zero-width space, a tag character, an ESC, 3 lines */
 	snprintf(cmd, sizeof(cmd), "echo a%*s; curl evil\xe2\x80\x8b\xf3\xa0\x80\x81\x1b[2J\nl2\nl3-tail",
 		 400, "");
-	req = json_pack("{s:s, s:{s:s}}", "kind", "command", "object", "command", cmd);
-	watch_text_build(&t, req, 40);
+	sbx_request_init(&req, SBX_REQ_COMMAND);
+	req.command = cmd;
+	watch_text_build(&t, &req, 40);
 	CU_ASSERT_EQUAL(t.c.space_runs, 1);
 	CU_ASSERT_EQUAL(t.c.longest_run, 400);
 	CU_ASSERT_EQUAL(t.c.invisible, 2);
@@ -210,7 +211,6 @@ SBX_TEST(grants, watch_text_shows_everything_and_counts_what_it_escaped)
 	CU_ASSERT_PTR_NOT_NULL(strstr(warn ?: "", "longest 400"));
 	free(warn);
 	watch_text_free(&t);
-	json_decref(req);
 }
 
 /* docs/POLICY.md's inventory table and tests/kernel/t_credentials.sh are

@@ -33,11 +33,6 @@ static json_t *done_of(struct sbx_queue *q, const char *id)
 	return d;
 }
 
-static const char *dec(const json_t *done, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(done, "decision"), key));
-}
-
 static void cli_approve_deny_exit_codes_body(void)
 {
 	struct sbx_queue *q = tq_open("cli");
@@ -63,10 +58,10 @@ static void cli_approve_deny_exit_codes_body(void)
 		free(out);
 		free(err);
 		d = done_of(q, a);
-		CU_ASSERT_STRING_EQUAL(dec(d, "verdict") ?: "", "approve");
-		CU_ASSERT_STRING_EQUAL(dec(d, "scope") ?: "", "session");
-		CU_ASSERT_STRING_EQUAL(dec(d, "note") ?: "", "ok for now");
-		CU_ASSERT_STRING_EQUAL(dec(d, "by") ?: "", sbx_queue_user());
+		CU_ASSERT_STRING_EQUAL(tq_decision(d, "verdict") ?: "", "approve");
+		CU_ASSERT_STRING_EQUAL(tq_decision(d, "scope") ?: "", "session");
+		CU_ASSERT_STRING_EQUAL(tq_decision(d, "note") ?: "", "ok for now");
+		CU_ASSERT_STRING_EQUAL(tq_decision(d, "by") ?: "", sbx_queue_user());
 		json_decref(d);
 	}
 	{
@@ -79,7 +74,7 @@ static void cli_approve_deny_exit_codes_body(void)
 		free(out);
 		free(err);
 		d = done_of(q, a);
-		CU_ASSERT_STRING_EQUAL(dec(d, "verdict") ?: "", "approve");
+		CU_ASSERT_STRING_EQUAL(tq_decision(d, "verdict") ?: "", "approve");
 		json_decref(d);
 	}
 	{
@@ -92,7 +87,7 @@ static void cli_approve_deny_exit_codes_body(void)
 		free(out);
 		free(err);
 		d = done_of(q, b);
-		CU_ASSERT_STRING_EQUAL(dec(d, "verdict") ?: "", "deny");
+		CU_ASSERT_STRING_EQUAL(tq_decision(d, "verdict") ?: "", "deny");
 		json_decref(d);
 	}
 	{
@@ -436,7 +431,7 @@ static void cli_watch_line_mode_body(void)
 	json_decref(j);
 	free(line);
 	d = done_of(q, early);
-	CU_ASSERT_STRING_EQUAL(dec(d, "scope") ?: "", "session");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "scope") ?: "", "session");
 	json_decref(d);
 
 	snprintf(cmd, sizeof(cmd), "deny %s not today, thanks\n", late);
@@ -448,8 +443,8 @@ static void cli_watch_line_mode_body(void)
 	json_decref(j);
 	free(line);
 	d = done_of(q, late);
-	CU_ASSERT_STRING_EQUAL(dec(d, "verdict") ?: "", "deny");
-	CU_ASSERT_STRING_EQUAL(dec(d, "note") ?: "", "not today, thanks");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "verdict") ?: "", "deny");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "note") ?: "", "not today, thanks");
 	json_decref(d);
 
 	/* errors are answers too */
@@ -511,7 +506,7 @@ static void cli_watch_auto_body(void)
 	free(out);
 	free(err);
 	d = done_of(q, a);
-	CU_ASSERT_STRING_EQUAL(dec(d, "verdict") ?: "", "deny");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "verdict") ?: "", "deny");
 	json_decref(d);
 	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 0), 0);
 
@@ -521,10 +516,10 @@ static void cli_watch_auto_body(void)
 	c_id = tq_submit(q, tq_file_req("/c"));
 	cmd = tq_submit(q, tq_cmd_req("echo from-watch", NULL));
 	CU_ASSERT_EQUAL(sbx_queue_wait_done(q, c_id, 10000, &d, NULL), 0);
-	CU_ASSERT_STRING_EQUAL(dec(d, "scope") ?: "", "always");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "scope") ?: "", "always");
 	json_decref(d);
 	CU_ASSERT_EQUAL(sbx_queue_wait_done(q, cmd, 10000, &d, NULL), 0);
-	CU_ASSERT_STRING_EQUAL(dec(d, "scope") ?: "", "once");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "scope") ?: "", "once");
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(d, "result"),
 							   "exit_code")), 0);
 	json_decref(d);
@@ -564,7 +559,7 @@ static void cli_watch_once_lines_body(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"queue\":"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "{\"ok\":true"));
 	d = done_of(q, a);
-	CU_ASSERT_STRING_EQUAL(dec(d, "scope") ?: "", "always");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "scope") ?: "", "always");
 	json_decref(d);
 	free(in);
 	free(out);
@@ -639,7 +634,7 @@ static void cli_watch_terminal_keys_body(void)
 	/* the first (oldest) is selected: approve it for the session */
 	CU_ASSERT_EQUAL(write(master, "s", 1), 1);
 	CU_ASSERT_EQUAL(sbx_queue_wait_done(q, a, 10000, &d, NULL), 0);
-	CU_ASSERT_STRING_EQUAL(dec(d, "scope") ?: "", "session");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "scope") ?: "", "session");
 	json_decref(d);
 	d = NULL;
 	/* the command: 'a' is refused (commands run once), 'o' runs it */
@@ -650,7 +645,7 @@ static void cli_watch_terminal_keys_body(void)
 	d = NULL;
 	CU_ASSERT_EQUAL(write(master, "o", 1), 1);
 	CU_ASSERT_EQUAL(sbx_queue_wait_done(q, b, 10000, &d, NULL), 0);
-	CU_ASSERT_STRING_EQUAL(dec(d, "scope") ?: "", "once");
+	CU_ASSERT_STRING_EQUAL(tq_decision(d, "scope") ?: "", "once");
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(d, "result"),
 							   "exit_code")), 0);
 	json_decref(d);

@@ -20,11 +20,6 @@ static json_t *with_deadline(json_t *req, time_t when)
 	return req;
 }
 
-static const char *verdict_of(const json_t *done, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(done, "decision"), key));
-}
-
 SBX_TEST(queue, expire_denies_overdue_requests)
 {
 	struct sbx_queue *q = tq_open("expire");
@@ -59,8 +54,8 @@ SBX_TEST(queue, expire_denies_overdue_requests)
 	CU_ASSERT_EQUAL(sbx_queue_expire(q, now, &n), 0);
 	CU_ASSERT_EQUAL(n, 1);
 	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, late, &done, NULL), 0);
-	CU_ASSERT_STRING_EQUAL(verdict_of(done, "verdict"), "deny");
-	CU_ASSERT_STRING_EQUAL(verdict_of(done, "by"), "bpfsbx");
+	CU_ASSERT_STRING_EQUAL(tq_decision(done, "verdict"), "deny");
+	CU_ASSERT_STRING_EQUAL(tq_decision(done, "by"), "bpfsbx");
 	CU_ASSERT_TRUE(json_is_true(json_object_get(json_object_get(done, "decision"), "expired")));
 	json_decref(done);
 	done = NULL;
@@ -74,7 +69,7 @@ SBX_TEST(queue, expire_denies_overdue_requests)
 	/* ... which also makes the one with the default deadline overdue */
 	CU_ASSERT_EQUAL(n, 2);
 	CU_ASSERT_EQUAL(sbx_queue_read(q, SBX_QDIR_DONE, claimed_late, &done, NULL), 0);
-	CU_ASSERT_STRING_EQUAL(verdict_of(done, "verdict"), "deny");
+	CU_ASSERT_STRING_EQUAL(tq_decision(done, "verdict"), "deny");
 	json_decref(done);
 	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_CLAIMED), 0), 0);
 	CU_ASSERT_EQUAL(tq_count(sbx_queue_dirfd(q, SBX_QDIR_PENDING), 0), 1);
@@ -119,7 +114,7 @@ SBX_TEST(queue, wait_done_wakes_up)
 	CU_ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	/* woken by inotify, not by the timeout */
 	CU_ASSERT_TRUE(dt >= 250 && dt < 3000);
-	CU_ASSERT_STRING_EQUAL(verdict_of(done, "scope"), "session");
+	CU_ASSERT_STRING_EQUAL(tq_decision(done, "scope"), "session");
 	json_decref(done);
 	done = NULL;
 	/* already decided: returns at once */

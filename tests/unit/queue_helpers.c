@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "queue/queue.h"
+#include "lib/json.h"
 #include "tests/unit/queue_helpers.h"
 #include "tests/unit/unit.h"
 
@@ -244,6 +245,11 @@ void tq_age(int dirfd, const char *name, time_t secs)
 	ts[0].tv_sec -= secs;
 	ts[1] = ts[0];
 	utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+const char *tq_decision(const json_t *done, const char *key)
+{
+	return sbx_json_str(json_object_get(done, "decision"), key);
 }
 
 int64_t tq_ms(void)

@@ -17,6 +17,8 @@ struct sbx_queue *tq_open(const char *name);	/* a queue in tq_dir(name) */
 json_t *tq_file_req(const char *path);		/* a file read request for path */
 json_t *tq_cmd_req(const char *command, const char *cwd);	/* cwd may be NULL */
 char *tq_submit(struct sbx_queue *q, json_t *req);	/* the id (malloc'd) or NULL */
+/* a string of a done record's decision ("verdict", "scope", ...), or NULL */
+const char *tq_decision(const json_t *done, const char *key);
 
 /* entries of a directory fd whose names do (dot=1) or do not (0) start with '.' */
 int tq_count(int dirfd, int dot);

@@ -47,7 +47,7 @@ static bool parse_seconds(const char *s, int *out)
 	return true;
 }
 
-static void print_run(void *arg, const json_t *req)
+static void print_run(void *arg, const struct sbx_request *req)
 {
 	const char *user = arg;
 	struct watch_text t;
@@ -60,23 +60,33 @@ static void print_run(void *arg, const json_t *req)
 	fflush(stdout);
 }
 
+/* The pending request id, decoded as it is read */
+static bool read_pending(struct sbx_queue *q, const char *id, struct sbx_request *req)
+{
+	json_t *rec = NULL;
+	bool ok;
+
+	memset(req, 0, sizeof(*req));
+	ok = sbx_queue_read(q, SBX_QDIR_PENDING, id, &rec, NULL) == 0 &&
+	     sbx_request_decode(rec, false, req, NULL);
+
+	json_decref(rec);	/* req holds its own reference */
+	return ok;
+}
+
 /* Everything the approval covers, escaped; then y/N from the terminal. */
 static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, const char *user)
 {
-	json_t *req = NULL;
-	struct sbx_request typed;
+	struct sbx_request req;
 	struct sbx_render r;
 	char *warn, line[64];
-	const json_t *o;
 	bool yes;
 
-	if (sbx_queue_read(q, SBX_QDIR_PENDING, id, &req, NULL))
+	if (!read_pending(q, id, &req))
 		return true;	/* resolve() says why it cannot be approved */
-	o = json_object_get(req, "object");
 	/* the rule of queue/render.h, as watch and the dashboard show it */
-	sbx_request_view(req, &typed);
-	sbx_render_request(&typed, NULL, &r);
-	printf("request %s (%s)\n", id, sbx_json_str(req, "kind") ?: "?");
+	sbx_render_request(&req, NULL, &r);
+	printf("request %s (%s)\n", id, req.kind_name ?: "?");
 	for (size_t i = 0; i < r.n; i++) {
 		const char *p = r.f[i].text, *nl;
 
@@ -94,13 +104,13 @@ static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, c
 		printf("  %s\n", warn);
 	free(warn);
 	sbx_render_free(&r);
-	if (is_command(req))
+	if (is_command(&req))
 		printf("  runs as: %s, here, in %s\n", user ? user : "?",
-		       sbx_json_str(o, "cwd") ?: sbx_queue_project(q));
+		       req.cwd ?: sbx_queue_project(q));
 	printf("Approve %s (%s)? [y/N] ", id, sbx_scope_name(scope));
 	fflush(stdout);
 	yes = fgets(line, sizeof(line), stdin) && (line[0] == 'y' || line[0] == 'Y');
-	json_decref(req);
+	sbx_request_release(&req);
 	return yes;
 }
 
@@ -216,26 +226,22 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 	}
 	o.on_run = print_run;
 	if (approve) {
-		json_t *req = NULL;
+		struct sbx_request req;
 		uid_t uid;
 		gid_t gid;
-		long long auid = -1;
 
 		o.interactive = tty;
-		if (sbx_queue_read(q, SBX_QDIR_PENDING, id, &req, NULL) == 0 && is_command(req)) {
-			const json_t *j = json_object_get(json_object_get(req, "process"), "uid");
-
-			auid = json_is_integer(j) ? json_integer_value(j) : -1;
-			if (sbx_queue_command_user(q, o.interactive, auid, &uid, &gid, &user, &err)) {
-				fprintf(stderr, "bpfsbx approve: %s: %s\n", id, err ? err : "?");
-				free(err);
-				json_decref(req);
-				sbx_queue_close(q);
-				free(full);
-				return SBX_EXIT_FAIL;
-			}
+		if (read_pending(q, id, &req) && is_command(&req) &&
+		    sbx_queue_command_user(q, o.interactive, req.process.uid, &uid, &gid, &user,
+					   &err)) {
+			fprintf(stderr, "bpfsbx approve: %s: %s\n", id, err ? err : "?");
+			free(err);
+			sbx_request_release(&req);
+			sbx_queue_close(q);
+			free(full);
+			return SBX_EXIT_FAIL;
 		}
-		json_decref(req);
+		sbx_request_release(&req);
 		o.arg = user;
 		if (tty && !yes && !confirm(q, id, o.scope, user)) {
 			printf("not approved; %s is still pending\n", id);

@@ -87,7 +87,7 @@ static void prune_seen(struct watch *w)
 		bool live = false;
 
 		for (size_t j = 0; j < w->n && !live; j++)
-			live = !strcmp(sbx_json_str(w->items[j].req, "id"), w->seen[i]);
+			live = !strcmp(w->items[j].req.id, w->seen[i]);
 		if (live)
 			w->seen[k++] = w->seen[i];
 		else
@@ -98,8 +98,7 @@ static void prune_seen(struct watch *w)
 
 static int cmp_item(const void *a, const void *b)
 {
-	return strcmp(sbx_json_str(((const struct item *)a)->req, "id"),
-		      sbx_json_str(((const struct item *)b)->req, "id"));
+	return strcmp(((const struct item *)a)->req.id, ((const struct item *)b)->req.id);
 }
 
 static void set_status(struct watch *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -118,7 +117,7 @@ static void set_status(struct watch *w, const char *fmt, ...)
 
 static void refresh(struct watch *w)
 {
-	const char *sel_id = w->n ? sbx_json_str(w->items[w->sel].req, "id") : NULL;
+	const char *sel_id = w->n ? w->items[w->sel].req.id : NULL;
 	char *keep = sel_id ? strdup(sel_id) : NULL;
 	struct item *items = NULL;
 	size_t n = 0;
@@ -156,15 +155,18 @@ static void refresh(struct watch *w)
 			}
 			items = ni;
 		}
+		/* listed records were validated (malformed ones are quarantined):
+		 * each is decoded here, once, and used as the struct after */
 		json_array_foreach(a, i, r) {
-			items[n].req = json_incref(r);
+			if (!sbx_request_decode(r, false, &items[n].req, NULL))
+				continue;
 			items[n].w = &w->qs[k];
 			n++;
 		}
 		json_decref(a);
 	}
 	for (size_t i = 0; i < w->n; i++)
-		json_decref(w->items[i].req);
+		sbx_request_release(&w->items[i].req);
 	free(w->items);
 	if (n)
 		qsort(items, n, sizeof(*items), cmp_item);
@@ -173,10 +175,10 @@ static void refresh(struct watch *w)
 		size_t k = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			if (seen(w, sbx_json_str(items[i].req, "id")))
+			if (seen(w, items[i].req.id))
 				items[k++] = items[i];
 			else
-				json_decref(items[i].req);
+				sbx_request_release(&items[i].req);
 		}
 		n = k;
 	}
@@ -184,7 +186,7 @@ static void refresh(struct watch *w)
 	w->n = n;
 	w->sel = 0;
 	for (size_t i = 0; keep && i < n; i++)
-		if (!strcmp(sbx_json_str(items[i].req, "id"), keep))
+		if (!strcmp(items[i].req.id, keep))
 			w->sel = i;
 	free(keep);
 }
@@ -223,23 +225,21 @@ static void emit_json(json_t *j)
 static void print_new(struct watch *w)
 {
 	for (size_t i = 0; i < w->n; i++) {
-		const char *id = sbx_json_str(w->items[i].req, "id");
+		const struct sbx_request *req = &w->items[i].req;
 		json_t *j;
 
-		if (seen(w, id))
+		if (seen(w, req->id))
 			continue;
-		mark_seen(w, id);
-		j = json_deep_copy(w->items[i].req);
+		mark_seen(w, req->id);
+		j = json_deep_copy(req->json);
 		json_object_set_new(j, "queue", json_string(w->items[i].w->dir));
 		{
 			/* the request is carried whole; what a screen would have
 			 * escaped is counted for the reader too */
-			struct sbx_request req;
 			struct sbx_render r;
 			char *warn;
 
-			sbx_request_view(w->items[i].req, &req);
-			sbx_render_request(&req, w->items[i].w->dir, &r);
+			sbx_render_request(req, w->items[i].w->dir, &r);
 			warn = sbx_render_warning(&r.c);
 			if (warn)
 				json_object_set_new(j, "warning", json_string(warn));
@@ -329,11 +329,22 @@ static void line_command(struct watch *w, char *line)
 
 /* ---- deciding (auto mode and keys) ---------------------------------------- */
 
+/* The decision resolve() wrote, decoded as it is read back, in words */
+static void result_of(struct sbx_strbuf *b, json_t *done, const char *sep)
+{
+	struct sbx_request d;
+
+	if (!done || !sbx_request_decode(done, true, &d, NULL))
+		return;
+	watch_sb_result(b, &d, sep);
+	sbx_request_release(&d);
+}
+
 static void auto_decide(struct watch *w)
 {
 	for (size_t i = 0; i < w->n && !stop; i++) {
-		const json_t *req = w->items[i].req;
-		const char *id = sbx_json_str(req, "id");
+		const struct sbx_request *req = &w->items[i].req;
+		const char *id = req->id;
 		struct sbx_resolve_opts o = {
 			.approve = w->autom == AUTO_APPROVE, .scope = w->auto_scope,
 			.cmd_timeout_s = w->cmd_timeout, .note = "bpfsbx watch --auto",
@@ -356,9 +367,9 @@ static void auto_decide(struct watch *w)
 			sbx_sb_printf(&b, "%s %s", o.approve ? "approved" : "denied", id);
 			if (o.approve)
 				sbx_sb_printf(&b, " %s", sbx_scope_name(o.scope));
-			sbx_sb_printf(&b, ": %s ", sbx_json_str(req, "kind") ?: "?");
+			sbx_sb_printf(&b, ": %s ", req->kind_name ?: "?");
 			watch_sb_object(&b, req, 200);
-			watch_sb_result(&b, done, " ");
+			result_of(&b, done, " ");
 			printf("%s\n", b.p ? b.p : "");
 		}
 		if (fflush(stdout) == EOF)
@@ -392,18 +403,17 @@ static char *output_head(struct wq *q, const json_t *done)
 
 static void key_decide(struct watch *w, int key)
 {
-	const json_t *req;
+	const struct sbx_request *req;
 	struct sbx_resolve_opts o = { .cmd_timeout_s = w->cmd_timeout };
 	struct sbx_strbuf b = { 0 };
-	json_t *done = NULL, *hold;
+	json_t *done = NULL;
 	char *err = NULL, *id;
 	int rc;
 
 	if (!w->n)
 		return;
-	hold = json_incref(w->items[w->sel].req);
-	req = hold;
-	id = strdup(sbx_json_str(req, "id"));
+	req = &w->items[w->sel].req;
+	id = strdup(req->id);
 	o.approve = key != 'd';
 	o.scope = key == 's' ? SBX_SCOPE_SESSION : key == 'a' ? SBX_SCOPE_ALWAYS : SBX_SCOPE_ONCE;
 	if (o.approve && is_command(req) && key != 'o') {
@@ -428,15 +438,15 @@ static void key_decide(struct watch *w, int key)
 		}
 		{
 			/* its lines as lines, by the rule the screen used */
-			const char *c = sbx_json_str(json_object_get(req, "object"), "command") ?: "";
+			const char *c = req->command ?: "";
 			struct sbx_render_counts rc0 = { 0 };
 
 			sbx_render_text(&t, c, strlen(c), false, &rc0);
 		}
 		watch_tty_restore();
 		printf("\n--- bpfsbx: request %s, running as %s (uid %u) in %s ---\n%s\n---\n", id,
-		       user, (unsigned)uid, sbx_json_str(json_object_get(req, "object"), "cwd") ?:
-		       sbx_json_str(req, "project") ?: "the project", t.p ? t.p : "");
+		       user, (unsigned)uid, req->cwd ?: req->project ?: "the project",
+		       t.p ? t.p : "");
 		fflush(stdout);
 		free(t.p);
 		free(user);
@@ -468,7 +478,7 @@ static void key_decide(struct watch *w, int key)
 		sbx_sb_printf(&b, "%s %s", o.approve ? "approved" : "denied", id);
 		if (o.approve)
 			sbx_sb_printf(&b, " (%s)", sbx_scope_name(o.scope));
-		watch_sb_result(&b, done, "\n");
+		result_of(&b, done, "\n");
 		set_status(w, "%s", b.p ? b.p : "");
 		free(w->output);
 		w->output = output_head(w->items[w->sel].w, done);
@@ -478,7 +488,6 @@ out:
 	free(err);
 	free(id);
 	json_decref(done);
-	json_decref(hold);
 	refresh(w);
 }
 
@@ -525,7 +534,7 @@ static size_t handle_keys(struct watch *w, const char *buf, size_t n)
 		case 'o': case 's': case 'a':
 			/* armed by the last draw, of this request, at this size */
 			if (!w->armed || !w->n || !w->view_id ||
-			    strcmp(w->view_id, sbx_json_str(w->items[w->sel].req, "id") ?: "")) {
+			    strcmp(w->view_id, w->items[w->sel].req.id ?: "")) {
 				set_status(w, "Not approved: scroll to the end to arm approve (space).");
 				break;
 			}
@@ -571,7 +580,7 @@ static int run(struct watch *w)
 	refresh(w);
 	if (w->once && w->tty)
 		for (size_t i = 0; i < w->n; i++)
-			mark_seen(w, sbx_json_str(w->items[i].req, "id"));
+			mark_seen(w, w->items[i].req.id);
 	if (w->autom != AUTO_NONE)
 		auto_decide(w);
 	else if (w->line)
@@ -790,7 +799,7 @@ static int cmd_watch(int argc, char **argv)
 	watch_tty_restore();
 out:
 	for (size_t i = 0; i < w.n; i++)
-		json_decref(w.items[i].req);
+		sbx_request_release(&w.items[i].req);
 	free(w.items);
 	for (size_t i = 0; i < w.nseen; i++)
 		free(w.seen[i]);

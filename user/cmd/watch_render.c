@@ -50,15 +50,13 @@ static size_t sb_safe(struct sbx_strbuf *b, const char *s, size_t max)
 
 /* ---- the full text of a request ---------------------------------------- */
 
-void watch_text_build(struct watch_text *t, const json_t *rec, size_t cols)
+void watch_text_build(struct watch_text *t, const struct sbx_request *req, size_t cols)
 {
 	struct sbx_strbuf raw = { 0 }, txt = { 0 };
 	struct sbx_render_row *rows = NULL;
-	struct sbx_request req;
 
 	memset(t, 0, sizeof(*t));
-	sbx_request_view(rec, &req);
-	sbx_render_object_raw(&raw, &req);
+	sbx_render_object_raw(&raw, req);
 	sbx_render_text(&txt, raw.p ? raw.p : "", raw.len, false, &t->c);
 	t->n = sbx_render_wrap(txt.p ? txt.p : "", cols, &rows);
 	t->lines = calloc(t->n, sizeof(*t->lines));
@@ -103,7 +101,7 @@ static void fmt_dur(char *buf, size_t n, long s)
 		snprintf(buf, n, "%ldd%02ldh", s / 86400, s % 86400 / 3600);
 }
 
-static void object_raw(struct sbx_strbuf *b, const struct sbx_request *req)
+void watch_sb_object_raw(struct sbx_strbuf *b, const struct sbx_request *req)
 {
 	bool cmd = req->kind == SBX_REQ_COMMAND;
 
@@ -114,30 +112,14 @@ static void object_raw(struct sbx_strbuf *b, const struct sbx_request *req)
 		sbx_sb_putc(b, '`');
 }
 
-static void object_safe(struct sbx_strbuf *b, const struct sbx_request *req, size_t max)
+/* "~/.aws/credentials (read)", "10.0.0.5:5432/tcp", "`make deploy`" */
+void watch_sb_object(struct sbx_strbuf *b, const struct sbx_request *req, size_t max)
 {
 	struct sbx_strbuf t = { 0 };
 
-	object_raw(&t, req);
+	watch_sb_object_raw(&t, req);
 	sb_safe(b, t.p, max);
 	free(t.p);
-}
-
-/* "~/.aws/credentials (read)", "10.0.0.5:5432/tcp", "`make deploy`" */
-void watch_sb_object(struct sbx_strbuf *b, const json_t *rec, size_t max)
-{
-	struct sbx_request req;
-
-	sbx_request_view(rec, &req);
-	object_safe(b, &req, max);
-}
-
-void watch_sb_object_raw(struct sbx_strbuf *b, const json_t *rec)
-{
-	struct sbx_request req;
-
-	sbx_request_view(rec, &req);
-	object_raw(b, &req);
 }
 
 /* seconds from now to t; 0 when the record had no time */
@@ -146,9 +128,9 @@ static long secs_until(time_t t)
 	return t ? (long)(t - time(NULL)) : 0;
 }
 
-void watch_sb_result(struct sbx_strbuf *b, const json_t *done, const char *sep)
+void watch_sb_result(struct sbx_strbuf *b, const struct sbx_request *done, const char *sep)
 {
-	const json_t *r = json_object_get(done, "result");
+	const json_t *r = done->decision.result;
 
 	if (!r)
 		return;
@@ -432,19 +414,18 @@ int watch_draw(struct watch *w)
 	if (!w->n)
 		sbx_sb_puts(line(&s), "  No pending requests; waiting for new ones.");
 	for (size_t i = first; i < w->n && i < first + list_rows; i++) {
-		struct sbx_request req;
+		const struct sbx_request *req = &w->items[i].req;
 		long dl;
 		char age[32], left[32];
 		struct sbx_strbuf *b = line(&s);
 
-		sbx_request_view(w->items[i].req, &req);
-		dl = secs_until(req.deadline);
-		fmt_dur(age, sizeof(age), -secs_until(req.created));
+		dl = secs_until(req->deadline);
+		fmt_dur(age, sizeof(age), -secs_until(req->created));
 		fmt_dur(left, sizeof(left), dl < 0 ? -dl : dl);
 		sbx_sb_putn(b, i == w->sel ? "\033[7m> " : "  ", i == w->sel ? 6 : 2);
-		sbx_sb_printf(b, "%-7s ", req.kind_name ?: "?");
-		object_safe(b, &req, width > 70 ? width - 50 : 20);
-		sbx_sb_printf(b, "  x%lld  age %s  %s %s", req.count, age,
+		sbx_sb_printf(b, "%-7s ", req->kind_name ?: "?");
+		watch_sb_object(b, req, width > 70 ? width - 50 : 20);
+		sbx_sb_printf(b, "  x%lld  age %s  %s %s", req->count, age,
 			  dl < 0 ? "overdue" : "decide within", left);
 		if (i == w->sel)
 			sbx_sb_putn(b, "\033[0m", 4);
@@ -454,28 +435,27 @@ int watch_draw(struct watch *w)
 	/* below the request: the keys, and the status (at most 3 lines) */
 	nstatus = w->status ? 1 + count_lines(w->status, 3) : 0;
 	if (w->n) {
-		const json_t *rec = w->items[w->sel].req;
-		struct sbx_request req;
+		const struct sbx_request *req = &w->items[w->sel].req;
 		long dl;
 		char age[32], left[32];
 		struct sbx_strbuf t = { 0 };
 
-		sbx_request_view(rec, &req);
-		dl = secs_until(req.deadline);
-		fmt_dur(age, sizeof(age), -secs_until(req.created));
+		dl = secs_until(req->deadline);
+		fmt_dur(age, sizeof(age), -secs_until(req->created));
 		fmt_dur(left, sizeof(left), dl < 0 ? -dl : dl);
 		/* the deadline as the record gives it (its zone and fraction) */
-		sbx_sb_printf(&t, "%lld  age %s  deadline %s (%s %s)", req.count,
-			      age, sbx_json_str(rec, "deadline") ?: "?", dl < 0 ? "overdue by" : "in", left);
+		sbx_sb_printf(&t, "%lld  age %s  deadline %s (%s %s)", req->count,
+			      age, sbx_json_str(req->json, "deadline") ?: "?",
+			      dl < 0 ? "overdue by" : "in", left);
 		detail(&s, width, "count", t.p);
 		free(t.p);
-		draw_request(w, &s, width, &req, 1 + nstatus);
+		draw_request(w, &s, width, req, 1 + nstatus);
 		if (!w->armed)
 			sbx_sb_printf(line(&s), "  \033[1;33mscroll to the end to arm approve\033[0m"
 				      "   \033[1mspace\033[0m more   \033[1mb\033[0m back   "
 				      "\033[1md\033[0m deny   \033[1mj/k\033[0m move   \033[1mq\033[0m quit");
 		else
-			sbx_sb_puts(line(&s), req.kind == SBX_REQ_COMMAND ?
+			sbx_sb_puts(line(&s), is_command(req) ?
 			  "  \033[1mo\033[0m run it once here   \033[1md\033[0m deny   "
 			  "\033[1mj/k\033[0m move   \033[1mq\033[0m quit" :
 			  "  \033[1mo\033[0m once   \033[1ms\033[0m session   \033[1ma\033[0m always"

@@ -24,8 +24,9 @@ struct wq {
 	struct sbx_queue *q;
 };
 
+/* A pending request, decoded once when its queue is listed */
 struct item {
-	json_t *req;
+	struct sbx_request req;
 	struct wq *w;
 };
 
@@ -56,18 +57,18 @@ struct watch {
 	char *output;		/* TTY: the head of the last command's output */
 };
 
-static inline bool is_command(const json_t *req)
+static inline bool is_command(const struct sbx_request *req)
 {
-	return sbx_request_kind(req) == SBX_REQ_COMMAND;
+	return req->kind == SBX_REQ_COMMAND;
 }
 
 /* ---- what a person sees (watch_render.c) ------------------------------------- */
 
 /* The request's object on one line, made safe, cut after max columns (0:
  * no limit): "~/.aws/credentials (read)", "10.0.0.5:5432/tcp", "`make deploy`" */
-void watch_sb_object(struct sbx_strbuf *b, const json_t *req, size_t max);
-/* the same, unescaped and uncut: for watch_text_build() */
-void watch_sb_object_raw(struct sbx_strbuf *b, const json_t *req);
+void watch_sb_object(struct sbx_strbuf *b, const struct sbx_request *req, size_t max);
+/* the same, unescaped and uncut */
+void watch_sb_object_raw(struct sbx_strbuf *b, const struct sbx_request *req);
 
 /*
  * The request's object in full, by the rule of queue/render.h: each line
@@ -79,14 +80,14 @@ struct watch_text {
 	size_t n;
 	struct sbx_render_counts c;
 };
-void watch_text_build(struct watch_text *t, const json_t *req, size_t cols);
+void watch_text_build(struct watch_text *t, const struct sbx_request *req, size_t cols);
 void watch_text_free(struct watch_text *t);
 /* "warning: shown escaped: 2 control characters, ..." or NULL (malloc'd) */
 char *watch_text_warning(const struct watch_text *t);
 
-/* ": exit N, output in FILE" when the decision ran a command; sep goes
- * before "output" */
-void watch_sb_result(struct sbx_strbuf *b, const json_t *done, const char *sep);
+/* ": exit N, output in FILE" when the decision (done, decoded with its
+ * decision) ran a command; sep goes before "output" */
+void watch_sb_result(struct sbx_strbuf *b, const struct sbx_request *done, const char *sep);
 /* The alternate screen, keys one at a time without echo; restored at exit
  * too. Returns 0 or -errno. */
 int watch_tty_setup(void);

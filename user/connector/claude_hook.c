@@ -306,30 +306,34 @@ static int escalate(struct hook *h, const char *tool, json_t *input,
 {
 	struct sbx_esc e = { .project = h->project, .session = h->session, .origin = "hook" };
 	struct sbx_esc_outcome out = { 0 };
-	json_t *obj;
+	struct sbx_request r;
 	char *id = NULL, *err = NULL, *text, *reason;
-	const char *kind = is_command ? "command" : "access";
 	int rc;
 
+	/* the agent's tool input becomes the request here, once */
+	sbx_request_init(&r, is_command ? SBX_REQ_COMMAND :
+			 v->path ? SBX_REQ_ACCESS_PATH : SBX_REQ_ACCESS_HOST);
 	if (is_command) {
-		obj = json_pack("{s:s, s:s}", "command", sbx_json_str(input, "command"), "cwd", h->cwd);
+		r.command = sbx_json_str(input, "command");
+		r.cwd = h->cwd;
 	} else if (v->path) {
-		obj = json_pack("{s:s, s:s}", "path", v->path, "access", sbx_access_name(v->access));
-	} else if (v->host) {
-		obj = json_pack("{s:s, s:i}", "host", v->host, "port", v->port);
+		r.path = v->path;
+		r.access = v->access;
 	} else {
-		obj = NULL;
+		r.host = v->host;
+		r.port = v->port;
+		r.has_port = true;
 	}
-	if (!obj)
+	if (is_command ? !r.command || !r.cwd : !r.path && !r.host)
 		return block(h, "%s: needs a person's approval (%s), but the request could not "
 			     "be built", tool, v->reason ? v->reason : "?");
-	if (h->o->dry_run) {
-		json_decref(obj);
+	if (h->o->dry_run)
 		return decide(h, "deny", "bpfsbx: needs a person's approval (escalation is off)");
-	}
-	rc = sbx_esc_submit(&e, kind, obj, v->rule,
-			    sbx_json_str(input, "description"), &id, &err);
-	json_decref(obj);
+	sbx_request_view_rule(v->rule, &r);
+	r.agent_reason = sbx_json_str(input, "description");
+	if (r.agent_reason && !*r.agent_reason)
+		r.agent_reason = NULL;
+	rc = sbx_esc_submit(&e, &r, &id, &err);
 	if (rc < 0) {
 		block(h, "%s needs a person's approval (%s), but the request could not be "
 		      "submitted: %s", tool, v->reason ? v->reason : "?", err ? err : strerror(-rc));

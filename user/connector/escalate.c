@@ -142,58 +142,45 @@ static bool fold_pending(struct sbx_queue *q, json_t *req, char **id)
 	return found;
 }
 
-int sbx_esc_submit(const struct sbx_esc *e, const char *kind, json_t *object,
-		   json_t *rule, const char *agent_reason, char **id, char **err)
+/* Inside a session: the daemon files r, and fills in who and where from
+ * SO_PEERCRED and its own records */
+static int submit_to_daemon(const struct sbx_request *r, char **id, char **err)
 {
-	json_t *asked = json_pack("{s:s, s:O, s:O?}", "kind", kind, "object", object, "rule", rule);
-	json_t *req;
-	struct sbx_request r;
-	struct agent_proc ap;
+	json_t *req = sbx_request_encode(r), *call, *reply = NULL;
+	int rc;
+
+	call = req ? json_pack("{s:s, s:o}", "op", "submit", "request", req) : NULL;
+	if (!call)
+		return -ENOMEM;
+	rc = sbx_ctl_call(call, &reply, err);
+	json_decref(call);
+	if (rc < 0)
+		return rc;
+	if (!json_is_true(json_object_get(reply, "ok")) ||
+	    !json_is_string(json_object_get(reply, "id"))) {
+		const char *m = sbx_json_str(reply, "error");
+
+		if (err)
+			*err = sbx_asprintf("the daemon refused the request: %s",
+					    m ? m : "no reason given");
+		json_decref(reply);
+		return -EPROTO;
+	}
+	*id = strdup(sbx_json_str(reply, "id"));
+	json_decref(reply);
+	return *id ? 0 : -ENOMEM;
+}
+
+/* Outside a session: the connector writes the queue itself, and keeps the
+ * daemon's rules: overdue requests are denied first, and a repeat of a
+ * pending request (same session, kind and object) folds into it. */
+static int submit_to_queue(const struct sbx_esc *e, const struct sbx_request *r, char **id,
+			   char **err)
+{
+	json_t *req = sbx_request_encode(r);
 	struct sbx_queue *q;
 	int rc;
 
-	*id = NULL;
-	if (!asked)
-		return -ENOMEM;
-	sbx_request_view(asked, &r);
-	if (agent_reason && *agent_reason)
-		r.agent_reason = agent_reason;
-	r.origin = e->origin;
-
-	if (sbx_in_session(NULL)) {
-		json_t *call, *reply = NULL;
-
-		/* the daemon fills in who and where (SO_PEERCRED) */
-		req = sbx_request_encode(&r);
-		json_decref(asked);
-		call = req ? json_pack("{s:s, s:o}", "op", "submit", "request", req) : NULL;
-		if (!call)
-			return -ENOMEM;
-		rc = sbx_ctl_call(call, &reply, err);
-		json_decref(call);
-		if (rc < 0)
-			return rc;
-		if (!json_is_true(json_object_get(reply, "ok")) ||
-		    !json_is_string(json_object_get(reply, "id"))) {
-			const char *m = sbx_json_str(reply, "error");
-
-			if (err)
-				*err = sbx_asprintf("the daemon refused the request: %s",
-						    m ? m : "no reason given");
-			json_decref(reply);
-			return -EPROTO;
-		}
-		*id = strdup(sbx_json_str(reply, "id"));
-		json_decref(reply);
-		return *id ? 0 : -ENOMEM;
-	}
-
-	r.session = e->session;
-	r.project = e->project;
-	process_info(&ap, &r);
-	req = sbx_request_encode(&r);
-	agent_proc_free(&ap);
-	json_decref(asked);
 	if (!req)
 		return -ENOMEM;
 	q = sbx_queue_open(e->project, SBX_Q_CREATE, (uid_t)-1, (gid_t)-1, err);
@@ -201,18 +188,30 @@ int sbx_esc_submit(const struct sbx_esc *e, const char *kind, json_t *object,
 		json_decref(req);
 		return -EIO;
 	}
-	/* Without a daemon the connector keeps the daemon's rules itself:
-	 * overdue requests are denied first, and a repeat of a pending
-	 * request (same session, kind and object) folds into it. */
 	sbx_queue_expire(q, time(NULL), NULL);
-	if (fold_pending(q, req, id)) {
-		sbx_queue_close(q);
-		json_decref(req);
-		return 0;
-	}
-	rc = sbx_queue_submit(q, req, id, err);
+	rc = fold_pending(q, req, id) ? 0 : sbx_queue_submit(q, req, id, err);
 	sbx_queue_close(q);
 	json_decref(req);
+	return rc;
+}
+
+int sbx_esc_submit(const struct sbx_esc *e, struct sbx_request *r, char **id, char **err)
+{
+	struct agent_proc ap;
+	int rc;
+
+	*id = NULL;
+	r->origin = e->origin;
+	if (sbx_in_session(NULL))
+		return submit_to_daemon(r, id, err);
+	r->session = e->session;
+	r->project = e->project;
+	process_info(&ap, r);
+	rc = submit_to_queue(e, r, id, err);
+	/* what process_info() pointed r at is gone */
+	memset(&r->process, 0, sizeof(r->process));
+	r->process.pid = r->process.uid = -1;
+	agent_proc_free(&ap);
 	return rc;
 }
 
@@ -277,31 +276,10 @@ static struct sbx_queue *open_q(const char *project, char **err)
 	return q;
 }
 
-int sbx_esc_check(const char *project, const char *id, struct sbx_esc_outcome *o, char **err)
-{
-	struct sbx_queue *q;
-	char *e = NULL;
-	int rc;
-
-	memset(o, 0, sizeof(*o));
-	if (!sbx_id_valid(id)) {
-		o->state = SBX_ESC_UNKNOWN;
-		return 0;
-	}
-	q = open_q(project, err);
-	if (!q)
-		return -EIO;
-	rc = locate(q, id, o, &e);
-	sbx_queue_close(q);
-	if (rc < 0 && err)
-		*err = e;
-	else
-		free(e);
-	return rc;
-}
-
-int sbx_esc_wait(const char *project, const char *id, int timeout_ms,
-		 struct sbx_esc_outcome *o, char **err)
+/* Where id is now; with wait, after waiting up to timeout_ms for its
+ * decision (inotify) */
+static int look(const char *project, const char *id, bool wait, int timeout_ms,
+		struct sbx_esc_outcome *o, char **err)
 {
 	struct sbx_queue *q;
 	json_t *done = NULL;
@@ -312,7 +290,7 @@ int sbx_esc_wait(const char *project, const char *id, int timeout_ms,
 	q = open_q(project, err);
 	if (!q)
 		return -EIO;
-	rc = sbx_queue_wait_done(q, id, timeout_ms, &done, &e);
+	rc = wait ? sbx_queue_wait_done(q, id, timeout_ms, &done, &e) : -ETIMEDOUT;
 	if (rc == 0) {
 		classify_done(o, done);
 	} else if (rc == -ETIMEDOUT) {
@@ -326,6 +304,22 @@ int sbx_esc_wait(const char *project, const char *id, int timeout_ms,
 	else
 		free(e);
 	return rc;
+}
+
+int sbx_esc_check(const char *project, const char *id, struct sbx_esc_outcome *o, char **err)
+{
+	if (!sbx_id_valid(id)) {
+		memset(o, 0, sizeof(*o));
+		o->state = SBX_ESC_UNKNOWN;
+		return 0;
+	}
+	return look(project, id, false, 0, o, err);
+}
+
+int sbx_esc_wait(const char *project, const char *id, int timeout_ms,
+		 struct sbx_esc_outcome *o, char **err)
+{
+	return look(project, id, true, timeout_ms, o, err);
 }
 
 int sbx_esc_command_result(const char *project, const json_t *done, char **output,

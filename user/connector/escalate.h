@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
+#include "queue/request.h"
 
 #define SBX_ESC_OUTPUT_CAP	8000	/* characters of command output shown */
 
@@ -22,11 +23,14 @@ struct sbx_esc {
 };
 
 /*
- * Submit a request. kind: "command" or "access"; object, rule (may be
- * NULL) are borrowed. 0 and *id (malloc'd); else -errno and *err.
+ * Submit the agent's ask r (queue/request.h), filled by the connector
+ * from what the agent sent: a command, or an access (path or host), with
+ * the rule and the agent's reason. Who asks and where (origin, session,
+ * project, the agent's process) are e's and the kernel's: this fills them
+ * in (the process only for the call), or the daemon does inside a
+ * session. 0 and *id (malloc'd); else -errno and *err.
  */
-int sbx_esc_submit(const struct sbx_esc *e, const char *kind, json_t *object,
-		   json_t *rule, const char *agent_reason, char **id, char **err);
+int sbx_esc_submit(const struct sbx_esc *e, struct sbx_request *r, char **id, char **err);
 
 enum sbx_esc_state {
 	SBX_ESC_UNKNOWN,	/* no such request */

@@ -32,10 +32,7 @@ static int open_errno(void *path)
 static int decision_walk(void)
 {
 	struct sbx_policy_hdr pol = { .policy_id = POLICY };
-	struct sbx_file_rule rule = {};
-	struct sbx_inode_key k = { .policy_id = POLICY };
 	struct sbx_vcache vc = {};
-	struct stat st;
 	struct pt t;
 	int fd, rc, n;
 
@@ -49,12 +46,7 @@ static int decision_walk(void)
 	if (pt_setup(&t, "sbx_file_open", &pol))
 		goto out;
 	/* the daemon's compiled "read: deny" on DIR/secrets, keyed by inode */
-	stat(DIR_ "/secrets", &st);
-	k.dev = pt_kdev(st.st_dev);
-	k.ino = st.st_ino;
-	rule.verdict[SBX_ACC_READ] = SBX_V_DENY;
-	rule.rule_id[SBX_ACC_READ] = RULE_SECRETS;
-	bpf_map_update_elem(bpf_map__fd(t.skel->maps.sbx_inode_rules), &k, &rule, BPF_ANY);
+	pt_inode_rule(&t, DIR_ "/secrets", SBX_ACC_READ, SBX_V_DENY, RULE_SECRETS, false);
 
 	rc = pt_in_session(&t, open_errno, DIR_ "/secrets/deep/key");
 	PT_CHECK(&t, rc == EPERM, "a read under a denied directory: errno %d, want EPERM", rc);

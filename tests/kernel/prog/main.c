@@ -156,14 +156,37 @@ uint64_t pt_stat(struct pt *t, uint32_t idx)
 	return sum;
 }
 
+int pt_inode_rule(struct pt *t, const char *path, int acc, uint8_t verdict, uint32_t id,
+		  bool pinned)
+{
+	struct sbx_inode_key k = { .policy_id = t->sess.pol.policy_id };
+	struct sbx_file_rule r = { .pinned = pinned };
+	struct stat st;
+
+	if (stat(path, &st))
+		return -1;
+	k.dev = pt_kdev(st.st_dev);
+	k.ino = st.st_ino;
+	if (verdict) {
+		r.verdict[acc] = verdict;
+		r.rule_id[acc] = id;
+	}
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.sbx_inode_rules), &k, &r, BPF_ANY);
+}
+
+uint64_t pt_epoch(struct pt *t, uint32_t idx)
+{
+	uint64_t v = ~0ull;
+
+	bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.sbx_epoch), &idx, &v);
+	return v;
+}
+
 void pt_epoch_bump(struct pt *t, uint32_t idx)
 {
-	int fd = bpf_map__fd(t->skel->maps.sbx_epoch);
-	uint64_t v = 0;
+	uint64_t v = pt_epoch(t, idx) + 1;
 
-	bpf_map_lookup_elem(fd, &idx, &v);
-	v++;
-	bpf_map_update_elem(fd, &idx, &v, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.sbx_epoch), &idx, &v, BPF_ANY);
 }
 
 static bool wanted(const char *name, int argc, char **argv)

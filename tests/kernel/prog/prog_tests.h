@@ -45,6 +45,11 @@ int pt_in_session(struct pt *t, int (*fn)(void *), void *arg);
 /* The events the program sent since the last call, into t->ev. */
 int pt_events(struct pt *t);
 uint64_t pt_stat(struct pt *t, uint32_t idx);
+/* The daemon's compiled rule on path's inode, in the session's policy:
+ * verdict (0: none) under rule id for access acc, and the pin. 0 or -1. */
+int pt_inode_rule(struct pt *t, const char *path, int acc, uint8_t verdict, uint32_t id,
+		  bool pinned);
+uint64_t pt_epoch(struct pt *t, uint32_t idx);	/* ~0: unreadable */
 void pt_epoch_bump(struct pt *t, uint32_t idx);
 uint32_t pt_kdev(uint64_t st_dev);
 

@@ -244,6 +244,7 @@ static json_t *run_privileged(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 	const char *command, *cwd, *why, *bad;
 	struct sbx_conn_policy *cp;
 	struct sbx_conn_verdict v;
+	struct sbx_request ask;
 	struct sbx_esc e;
 	json_t *r = NULL, *obj;
 	char *id = NULL, *err = NULL;
@@ -290,10 +291,14 @@ static json_t *run_privileged(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 				json_pack("{s:s}", "status", "error"));
 		goto out;
 	}
-	obj = json_pack("{s:s, s:s}", "command", command, "cwd", cwd);
+	sbx_request_init(&ask, SBX_REQ_COMMAND);
+	ask.command = command;
+	ask.cwd = cwd;
+	ask.agent_reason = why;
+	sbx_request_view_rule(v.verdict >= SBX_V_ASK ? v.rule : NULL, &ask);
 	e = esc_of(m);
-	rc = obj ? sbx_esc_submit(&e, "command", obj, v.verdict >= SBX_V_ASK ? v.rule : NULL,
-				  why, &id, &err) : -ENOMEM;
+	rc = sbx_esc_submit(&e, &ask, &id, &err);
+	obj = json_pack("{s:s, s:s}", "command", command, "cwd", cwd);
 	if (rc == 0)
 		mcp_audit(m, T_RUN, obj, "ask", v.reason, v.rule, id, NULL);
 	json_decref(obj);
@@ -311,6 +316,7 @@ static json_t *request_access(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 	const char *path, *access, *host, *why, *bad;
 	struct sbx_conn_policy *cp;
 	struct sbx_conn_verdict v;
+	struct sbx_request ask;
 	struct sbx_esc e;
 	json_t *r = NULL, *obj = NULL, *jport = json_object_get(args, "port");
 	char *id = NULL, *err = NULL, *abs = NULL, *h = NULL;
@@ -402,10 +408,18 @@ static json_t *request_access(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 				json_pack("{s:s}", "status", "error"));
 		goto out;
 	}
+	sbx_request_init(&ask, abs ? SBX_REQ_ACCESS_PATH : SBX_REQ_ACCESS_HOST);
+	ask.path = abs;
+	ask.access = acc;
+	ask.host = h;
+	ask.port = port;
+	ask.has_port = !abs;
+	ask.agent_reason = why;
+	sbx_request_view_rule(v.rule, &ask);
+	e = esc_of(m);
+	rc = sbx_esc_submit(&e, &ask, &id, &err);
 	obj = abs ? json_pack("{s:s, s:s}", "path", abs, "access", sbx_access_name(acc))
 		  : json_pack("{s:s, s:i}", "host", h, "port", port);
-	e = esc_of(m);
-	rc = obj ? sbx_esc_submit(&e, "access", obj, v.rule, why, &id, &err) : -ENOMEM;
 	if (rc == 0)
 		mcp_audit(m, T_ACCESS, obj, "ask", v.reason, v.rule, id, NULL);
 	r = submitted_or_error(m, rpc_id, rc, id, err, T_ACCESS, meta);
