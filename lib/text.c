@@ -100,6 +100,18 @@ bool sbx_parse_long(const char *s, long min, long max, long *out)
 	return true;
 }
 
+bool sbx_path_within(const char *path, const char *dir)
+{
+	size_t n;
+
+	if (!dir)
+		return false;
+	n = strlen(dir);
+	if (n && dir[n - 1] == '/')
+		n--;
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == 0);
+}
+
 bool sbx_list_has(const char *list, const char *word)
 {
 	size_t n = strlen(word);

@@ -39,4 +39,9 @@ bool sbx_parse_long(const char *s, long min, long max, long *out);
  * /sys/kernel/security/lsm (which ends in a newline)? NULL: no. */
 bool sbx_list_has(const char *list, const char *word);
 
+/* Is path dir itself or below it, by its text (no file system)? A
+ * trailing '/' of dir is ignored, so "/" holds every absolute path.
+ * NULL dir: no. */
+bool sbx_path_within(const char *path, const char *dir);
+
 #endif

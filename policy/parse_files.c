@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "policy/parse.h"
+#include "lib/text.h"
 
 /* ---- path patterns ------------------------------------------------------------ */
 
@@ -247,13 +248,6 @@ static int parse_access(struct pctx *c, const struct ynode *y, const char *field
 	return 0;
 }
 
-static bool under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return !strncmp(path, dir, n) && (path[n] == 0 || path[n] == '/');
-}
-
 static bool has_component(const char *path, const char *name)
 {
 	size_t n = strlen(name);
@@ -282,7 +276,7 @@ static void warn_builtin(struct pctx *c, const struct sbx_path_pat *pat, uint8_t
 		if (has_component(pat->text, ".sandbox"))
 			why = "writes under any .sandbox directory are always denied";
 		for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
-			if (under(pat->text, pseudo[i]))
+			if (sbx_path_within(pat->text, pseudo[i]))
 				why = "writes to bpffs, cgroupfs, securityfs, debugfs and tracefs are always denied";
 	}
 	if (why)

@@ -92,22 +92,14 @@ static int no_resolve(const char *host, struct sbx_addr **out, size_t *n, void *
 	return ECANCELED;
 }
 
-static bool below(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n && dir[n - 1] == '/')
-		n--;
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == 0);
-}
-
+/* below dir and not dir itself */
 static bool strictly_below(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
 	if (n && dir[n - 1] == '/')
 		n--;
-	return !strncmp(path, dir, n) && path[n] == '/' && path[n + 1];
+	return sbx_path_within(path, dir) && path[n] == '/' && path[n + 1];
 }
 
 static char *addr_text(int family, const uint8_t *addr)
@@ -158,7 +150,7 @@ static char *spelled(const struct ctx *c, const char *path, bool dir)
 	const char *proj = c->env.project, *home = c->env.home;
 	const char *slash = dir ? "/" : "";
 
-	if (proj && below(path, proj))
+	if (proj && sbx_path_within(path, proj))
 		return sbx_asprintf("${PROJECT}%s%s", path + strlen(proj), slash);
 	if (home && strictly_below(path, home))
 		return sbx_asprintf("~%s%s", path + strlen(home), slash);
@@ -187,7 +179,7 @@ char *sbx_suggest_widen(const char *path, const char *home, const char *project)
 		keep = 2;
 		rest = path + strlen(home) + 1;
 		for (int i = 0; containers[i]; i++)
-			if (below(rest, containers[i])) {
+			if (sbx_path_within(rest, containers[i])) {
 				keep = 1 + (int)(strchr(containers[i], '/') ? 2 : 1);
 				break;
 			}
@@ -571,7 +563,8 @@ static bool dir_safe(const struct ctx *c, const char *dir, int acc)
 {
 	const char *home = c->env.home, *proj = c->env.project;
 
-	if (!strcmp(dir, "/") || (home && below(home, dir)) || (proj && below(proj, dir)))
+	if (!strcmp(dir, "/") || (home && sbx_path_within(home, dir)) ||
+	    (proj && sbx_path_within(proj, dir)))
 		return false;
 	if (strstr(dir, "/.sandbox/") || (strlen(dir) >= 9 && !strcmp(dir + strlen(dir) - 9, "/.sandbox")))
 		return false;
@@ -585,11 +578,11 @@ static bool dir_safe(const struct ctx *c, const char *dir, int acc)
 				continue;
 			for (size_t j = 0; j < f->n_pats; j++)
 				if (f->pats[j].shape == SBX_PAT_ANCHORED &&
-				    (below(f->pats[j].text, dir) || below(dir, f->pats[j].text)))
+				    (sbx_path_within(f->pats[j].text, dir) || sbx_path_within(dir, f->pats[j].text)))
 					return false;
 		}
 		for (size_t i = 0; i < p->n_sources; i++)
-			if (below(p->sources[i], dir))
+			if (sbx_path_within(p->sources[i], dir))
 				return false;
 	}
 	return true;

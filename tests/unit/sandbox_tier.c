@@ -75,3 +75,16 @@ SBX_TEST(sandbox, list_has_matches_whole_items)
 	CU_ASSERT(!sbx_list_has("", "bpf"));
 	CU_ASSERT(!sbx_list_has(NULL, "bpf"));
 }
+
+/* one text test of "dir or below" for the policy's pseudo-fs warning, the
+ * shell classifier's project check and the suggester's widening */
+SBX_TEST(sandbox, path_within_is_by_whole_components)
+{
+	CU_ASSERT(sbx_path_within("/home/u/proj", "/home/u/proj"));
+	CU_ASSERT(sbx_path_within("/home/u/proj/a", "/home/u/proj"));
+	CU_ASSERT(sbx_path_within("/home/u/proj/a", "/home/u/proj/"));
+	CU_ASSERT(!sbx_path_within("/home/u/project", "/home/u/proj"));
+	CU_ASSERT(!sbx_path_within("/home/u", "/home/u/proj"));
+	CU_ASSERT(sbx_path_within("/etc/passwd", "/"));
+	CU_ASSERT(!sbx_path_within("/etc", NULL));
+}

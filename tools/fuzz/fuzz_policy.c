@@ -21,20 +21,15 @@ static FILE *devnull;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[] = "/tmp/sbx-fuzz-policy-XXXXXX", exe[4096];
+	char dir[64], exe[4096];
 	const char *env = getenv("BPFSBX_POLICY_DIR");
 	ssize_t n;
 	FILE *f;
 
 	(void)argc;
 	(void)argv;
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(home, sizeof(home), "%s/home", dir);
-	snprintf(project, sizeof(project), "%s/proj", dir);
+	fuzz_scratch("fuzz-policy", dir, home, sizeof(home), project, sizeof(project));
 	snprintf(resolv, sizeof(resolv), "%s/resolv.conf", dir);
-	mkdir(home, 0755);
-	mkdir(project, 0755);
 	f = fopen(resolv, "w");
 	if (f) {
 		fputs("nameserver 192.0.2.53\nnameserver 2001:db8::53\n", f);

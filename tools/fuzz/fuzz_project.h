@@ -48,6 +48,20 @@ static inline int fuzz_resolve(const char *host, struct sbx_addr **out, size_t *
 	return 0;
 }
 
+/* A scratch directory /tmp/sbx-NAME-XXXXXX (dir, at least 64 bytes) with
+ * an empty home/ and proj/ in it, for the fuzzers that load a policy of
+ * their own (fuzz_policy, fuzz_suggest) */
+static inline void fuzz_scratch(const char *name, char *dir, char *home, size_t home_size,
+				char *project, size_t project_size)
+{
+	snprintf(dir, 64, "/tmp/sbx-%s-XXXXXX", name);
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(home, home_size, "%s/home", dir);
+	snprintf(project, project_size, "%s/proj", dir);
+	mkdir(home, 0755);
+	mkdir(project, 0755);
+}
 
 static inline struct sbx_conn_policy *fuzz_project(const char *name, char *project, size_t size)
 {

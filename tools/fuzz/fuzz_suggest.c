@@ -18,6 +18,7 @@
 #include "policy/policy.h"
 #include "policy/suggest.h"
 #include "user/cmd/policy_cli.h"
+#include "tools/fuzz/fuzz_project.h"
 
 static char home[256], project[256], base[300], guard[300];
 
@@ -31,18 +32,13 @@ static void put(const char *path, const char *text)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[] = "/tmp/sbx-fuzz-suggest-XXXXXX";
+	char dir[64];
 
 	(void)argc;
 	(void)argv;
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(home, sizeof(home), "%s/home", dir);
-	snprintf(project, sizeof(project), "%s/proj", dir);
+	fuzz_scratch("fuzz-suggest", dir, home, sizeof(home), project, sizeof(project));
 	snprintf(base, sizeof(base), "%s/base.yaml", dir);
 	snprintf(guard, sizeof(guard), "%s/guard.yaml", dir);
-	mkdir(home, 0755);
-	mkdir(project, 0755);
 	put(base, "version: 1\nfiles:\n  default: {read: ask, write: ask, exec: ask}\n  rules:\n"
 		  "    - path: ${PROJECT}\n      access: write\n      verdict: allow\n      reason: p\n"
 		  "network:\n  default: ask\ncommands:\n  default: ask\n");

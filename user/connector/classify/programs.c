@@ -147,18 +147,6 @@ static void do_find(struct cls *c, int argc, word_t *argv, const char *cwd, int 
 		free(found.val);
 }
 
-static bool under(const char *path, const char *dir)
-{
-	size_t n;
-
-	if (!dir)
-		return false;
-	n = strlen(dir);
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return !strncmp(path, dir, n) && (path[n] == 0 || path[n] == '/');
-}
-
 static void rm_recursive(struct cls *c, const struct opts *o, const char *cwd);
 
 static void do_rm(struct cls *c, const struct opts *o, const char *cwd)
@@ -200,7 +188,7 @@ static void rm_recursive(struct cls *c, const struct opts *o, const char *cwd)
 			snprintf(what, sizeof(what), "rm -r %s", !strcmp(abs, "/") ? "/" : "~");
 			cls_builtin(c, SBX_V_DENY, what,
 				    "rm -r of / or of the home directory is never run (built-in rule)");
-		} else if (!c->project || !under(abs, c->project) ||
+		} else if (!c->project || !sbx_path_within(abs, c->project) ||
 			   (c->project && !strcmp(abs, c->project))) {
 			struct sbx_conn_verdict v;
 
