@@ -563,7 +563,17 @@ int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err)
 			sbx_lsm_diag_free(&d);
 			return -EOPNOTSUPP;
 		}
-		if (d.state == SBX_LSM_NOT_BUILT || d.state == SBX_LSM_NOT_LISTED) {
+		if ((d.state == SBX_LSM_NOT_BUILT || d.state == SBX_LSM_NOT_LISTED) &&
+		    access(SBX_PIN_DIR "/links/sbx_file_open", F_OK) == 0) {
+			/* the pins are the full tier's, and this kernel no longer
+			 * says it has BPF-LSM: adopt neither tier */
+			*err = sbx_asprintf("%s; fix: %s ('bpfsbx doctor' says more); the programs "
+					    "pinned under " SBX_PIN_DIR " are the bpf-lsm tier's: "
+					    "'bpfsbx unload' removes them", d.why,
+					    d.fix ? d.fix : "");
+			sbx_lsm_diag_free(&d);
+			return -EOPNOTSUPP;
+		} else if (d.state == SBX_LSM_NOT_BUILT || d.state == SBX_LSM_NOT_LISTED) {
 			k->tier = SBX_TIER_LANDLOCK;
 		} else if (d.state != SBX_LSM_OK) {
 			rc = d.state == SBX_LSM_REFUSED ? -d.load_errno : -EOPNOTSUPP;
