@@ -29,7 +29,7 @@
  * programs can (bpf_sk_lookup_tcp/udp). They run after the LSM hook has
  * allowed the destination, so they only ever refuse more.
  */
-#include "sbx_common.h"
+#include "sbx_net.h"
 
 #define SBX_DNS_PORT_NET	0x3500	/* htons(53) */
 #define SBX_CURRENT_NETNS	(-1L)	/* BPF_F_CURRENT_NETNS */
@@ -322,12 +322,72 @@ static __always_inline int sbx_lo_check6(struct bpf_sock_addr *ctx, const __u32 
 	return sbx_lo_decide(ctx, &t, sizeof(t.ipv6), &d);
 }
 
+/* ---- the fallback tier: destinations decided here ------------------------ */
+
+/*
+ * Where BPF-LSM is off (the loader sets sbx_cgroup_decides), no LSM hook
+ * decides a destination before these programs run, so they decide it
+ * themselves, as sbx_check_one() does on the full tier: the DNS paths
+ * around the daemon, then the CIDR and port rules with what the session
+ * learned, then a person's grant. 1 lets the connect or send go on, 0
+ * refuses it (EPERM), with the event.
+ */
+static __always_inline int sbx_cg_dest(struct bpf_sock_addr *ctx, struct sbx_dest *d, __u16 op)
+{
+	__u64 cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level), expires = ~0ull;
+	struct sbx_session *s;
+	__u32 rule = 0;
+	__u8 v;
+
+	if (!cgid)
+		return 1;
+	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	if (!s)
+		return 1;
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	d->proto = ctx->protocol;
+	if (sbx_dns_bypass(d->family, d->addr, d->port)) {
+		v = SBX_V_DENY;
+		rule = SBX_RULE_DNS_PATH;
+	} else {
+		v = sbx_net_decide(s, cgid, d, &rule, &expires);
+	}
+	sbx_net_grant(s, cgid, d, &v, &rule);
+	if (v <= SBX_V_ALLOW)
+		return 1;
+	return sbx_sock_addr_event(s, cgid, op, 0, d, v, rule);
+}
+
+static __always_inline int sbx_cg_dest4(struct bpf_sock_addr *ctx, __u32 a, __u16 op)
+{
+	struct sbx_dest d = { .family = AF_INET };
+
+	if (!sbx_cgroup_decides)
+		return 1;
+	d.port = bpf_ntohs(ctx->user_port);
+	d.w[0] = a;
+	return sbx_cg_dest(ctx, &d, op);
+}
+
+static __always_inline int sbx_cg_dest6(struct bpf_sock_addr *ctx, const __u32 a[4], __u16 op)
+{
+	struct sbx_dest d = { .family = AF_INET6 };
+
+	if (!sbx_cgroup_decides)
+		return 1;
+	d.port = bpf_ntohs(ctx->user_port);
+	__builtin_memcpy(d.addr, a, 16);
+	return sbx_cg_dest(ctx, &d, op);
+}
+
 static __always_inline int sbx_addr4(struct bpf_sock_addr *ctx, __u16 op)
 {
 	__u32 a = ctx->user_ip4;
 
 	if (sbx_dns_wanted(ctx))
 		return sbx_dns_redirect4(ctx);
+	if (!sbx_cg_dest4(ctx, a, op))
+		return 0;
 	return sbx_lo4(a) ? sbx_lo_check4(ctx, a, op) : 1;
 }
 
@@ -341,8 +401,13 @@ static __always_inline int sbx_addr6(struct bpf_sock_addr *ctx, __u16 op)
 	a[1] = ctx->user_ip6[1];
 	a[2] = ctx->user_ip6[2];
 	a[3] = ctx->user_ip6[3];
-	if (sbx_v4mapped(a))
+	if (sbx_v4mapped(a)) {
+		if (!sbx_cg_dest4(ctx, a[3], op))
+			return 0;
 		return sbx_lo4(a[3]) ? sbx_lo_check4(ctx, a[3], op) : 1;
+	}
+	if (!sbx_cg_dest6(ctx, a, op))
+		return 0;
 	return sbx_lo_check6(ctx, a, op);
 }
 

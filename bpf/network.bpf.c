@@ -16,6 +16,7 @@
  */
 #include "sbx_file.h"	/* unix sockets are files */
 #include "sbx_dns.h"	/* names: DNS redirect, learned addresses */
+#include "sbx_net.h"	/* the destination rules */
 
 #define SOCK_STREAM	1
 #define SOCK_DGRAM	2
@@ -23,58 +24,6 @@
 
 #define SCTP_SOCKOPT_BINDX_ADD	100
 #define SCTP_SOCKOPT_BINDX_REM	101
-
-static __always_inline __u8 sbx_port_rules(const struct sbx_net_rule *r, __u16 port,
-					   __u8 proto, __u32 *rule)
-{
-	#pragma unroll
-	for (int i = 0; i < SBX_NET_PORT_RULES; i++) {
-		if (i >= r->count)
-			break;
-		const struct sbx_net_port_rule *p = &r->r[i];
-		if (port < p->port_lo || port > p->port_hi)
-			continue;
-		if (p->proto && p->proto != proto)
-			continue;
-		*rule = p->rule_id;
-		return p->verdict;
-	}
-	return SBX_V_NONE;
-}
-
-static __always_inline __u8 sbx_net_decide(const struct sbx_session *s, __u64 cgid,
-					   const struct sbx_dest *d, __u32 *rule, __u64 *expires)
-{
-	const struct sbx_net_rule *r;
-	__u8 v = SBX_V_NONE;
-
-	if (d->family == AF_INET) {
-		struct sbx_net4_key k = {
-			.prefixlen = 64,
-			.policy_id = bpf_htonl(s->pol.policy_id),
-		};
-		__builtin_memcpy(k.addr, d->addr, 4);
-		r = bpf_map_lookup_elem(&sbx_net4, &k);
-	} else {
-		struct sbx_net6_key k = {
-			.prefixlen = 160,
-			.policy_id = bpf_htonl(s->pol.policy_id),
-		};
-		__builtin_memcpy(k.addr, d->addr, 16);
-		r = bpf_map_lookup_elem(&sbx_net6, &k);
-	}
-	if (r)
-		v = sbx_port_rules(r, d->port, d->proto, rule);
-	/* names (sbx_dns.h): what this session's lookups learned */
-	v = sbx_learned_merge(cgid, d->family, d->addr, d->port, d->proto, v, rule, expires);
-	if (v == SBX_V_NONE) {
-		v = s->pol.net_default;
-		*rule = s->pol.net_default_rule;
-		if (v == SBX_V_NONE)
-			v = SBX_V_DENY;
-	}
-	return v;
-}
 
 /* The address as the hook's caller gave it, read once: a kernel copy
  * (move_addr_to_kernel's sockaddr_storage, io_uring's too), so reading
@@ -358,12 +307,7 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 			return 0;
 		if (v == SBX_V_NONE)
 			v = sbx_net_decide(s, cgid, d, &rule, &expires);
-		if (v == SBX_V_ASK && (s->pol.flags & SBX_PF_HAS_GRANTS) &&
-		    sbx_addr_granted(cgid, d->family, d->addr, d->port)) {
-			v = SBX_V_AUDIT;
-			rule = SBX_RULE_GRANT;
-			sbx_stat_inc(SBX_STAT_GRANT_USED);
-		}
+		sbx_net_grant(s, cgid, d, &v, &rule);
 	}
 	if (v <= SBX_V_ALLOW) {
 		if (csock && epoch != ~0ull) {

@@ -25,6 +25,26 @@
 #define IPPROTO_UDP	17
 #endif
 
+/* A DNS path around the session's resolver, named directly. */
+static __always_inline bool sbx_dns_bypass(__u16 family, const __u8 *addr, __u16 port)
+{
+	/* DNS over TLS and over QUIC (853), mDNS (5353), LLMNR (5355) */
+	if (port == 853 || port == 5353 || port == 5355)
+		return true;
+	if (family == AF_INET)
+		/* 127.53.0.0/16 holds the sessions' resolvers: reached only by
+		 * the rewrite of port 53, never named directly */
+		return addr[0] == 127 && addr[1] == 53 && port != SBX_DNS_PORT;
+	{
+		__u16 p = port;
+
+		return !addr[0] && !addr[1] && !addr[2] && !addr[3] && !addr[4] && !addr[5] &&
+		       !addr[6] && !addr[7] && !addr[8] && !addr[9] && !addr[10] && !addr[11] &&
+		       !addr[12] && !addr[13] && !addr[14] && addr[15] == 1 &&
+		       bpf_map_lookup_elem(&sbx_dns_ports, &p);
+	}
+}
+
 /*
  * NONE: nothing special, the policy decides. ALLOW: DNS that dns.bpf.c
  * redirects. DENY: a DNS path around the daemon (*rule = SBX_RULE_DNS_PATH).
@@ -35,22 +55,9 @@ static __always_inline __u8 sbx_dns_dest(struct sock *sk, __u16 family, const __
 	struct sbx_config *c;
 	__u32 zero = 0;
 
-	/* DNS over TLS and over QUIC (853), mDNS (5353), LLMNR (5355) */
-	if (port == 853 || port == 5353 || port == 5355)
-		goto refuse;
-	if (family == AF_INET) {
-		/* 127.53.0.0/16 holds the sessions' resolvers: reached only by
-		 * the rewrite of port 53, never named directly */
-		if (addr[0] == 127 && addr[1] == 53 && port != SBX_DNS_PORT)
-			goto refuse;
-	} else {
-		__u16 p = port;
-
-		if (!addr[0] && !addr[1] && !addr[2] && !addr[3] && !addr[4] && !addr[5] &&
-		    !addr[6] && !addr[7] && !addr[8] && !addr[9] && !addr[10] && !addr[11] &&
-		    !addr[12] && !addr[13] && !addr[14] && addr[15] == 1 &&
-		    bpf_map_lookup_elem(&sbx_dns_ports, &p))
-			goto refuse;
+	if (sbx_dns_bypass(family, addr, port)) {
+		*rule = SBX_RULE_DNS_PATH;
+		return SBX_V_DENY;
 	}
 	if (port != SBX_DNS_PORT || (proto != IPPROTO_TCP && proto != IPPROTO_UDP))
 		return SBX_V_NONE;
@@ -62,9 +69,6 @@ static __always_inline __u8 sbx_dns_dest(struct sock *sk, __u16 family, const __
 	if (!bpf_map_lookup_elem(&sbx_dns_resolvers, &cgid))
 		return SBX_V_NONE;
 	return SBX_V_ALLOW;
-refuse:
-	*rule = SBX_RULE_DNS_PATH;
-	return SBX_V_DENY;
 }
 
 /*

@@ -2,7 +2,7 @@
 /*
  * landlock.h - the files-and-exec part of the fallback tier: a compiled
  * policy turned into a Landlock ruleset (docs/KERNELS.md, "The landlock
- * tier"). Not wired into run or the daemon yet.
+ * tier"); `run` applies it on that tier (user/sandbox/confine.c).
  *
  * Landlock only allows: a right granted on a directory holds for everything
  * below it. So the plan walks down from "/" along every path a rule is

@@ -204,7 +204,7 @@ static bool env_name_ok(const char *s)
 
 static void parse_sandbox(struct pctx *c, const struct ynode *y)
 {
-	const char *keys[SBX_SANDBOX_SWITCHES + 4];
+	const char *keys[SBX_SANDBOX_SWITCHES + 5];
 	const struct ynode *v;
 	size_t k = 0;
 
@@ -213,6 +213,7 @@ static void parse_sandbox(struct pctx *c, const struct ynode *y)
 	keys[k++] = "socket_families";
 	keys[k++] = "netlink";
 	keys[k++] = "keep_env";
+	keys[k++] = "require";
 	keys[k] = NULL;
 	if (!want_map(c, y, "sandbox", "a mapping of switches (userns, memfd_exec, ...) to allow "
 		      "or deny, and lists (socket_families, netlink, keep_env)"))
@@ -233,6 +234,15 @@ static void parse_sandbox(struct pctx *c, const struct ynode *y)
 			c->doc->sandbox[i] = 0;
 		else
 			perr(c, v->line, v->col, field, "'%s': write allow or deny", v->str);
+	}
+	/* the tier the policy needs: bpf-lsm refuses the fallback tier
+	 * (Landlock + seccomp, docs/FALLBACK.md), any takes either */
+	if ((v = map_get(y, "require")) && want_scalar(c, v, "sandbox.require", "bpf-lsm or any")) {
+		if (!strcmp(v->str, "bpf-lsm"))
+			c->doc->require_bpf_lsm = true;
+		else if (strcmp(v->str, "any"))
+			perr(c, v->line, v->col, "sandbox.require", "'%s': write bpf-lsm or any",
+			     v->str);
 	}
 	if ((v = map_get(y, "socket_families")))
 		name_list(c, v, "sandbox.socket_families", family_name,
@@ -682,6 +692,7 @@ static int merge_doc(struct sbx_policy *p, struct fdoc *doc)
 	}
 	p->family_allow |= doc->family_allow;
 	p->netlink_allow |= doc->netlink_allow;
+	p->require_bpf_lsm |= doc->require_bpf_lsm;
 	if (doc->keep_env_set) {
 		for (size_t i = 0; i < p->n_keep_env; i++)
 			free(p->keep_env[i]);
@@ -890,6 +901,11 @@ struct sbx_policy *sbx_policy_load_file(const char *path, const struct sbx_polic
 	free(dir);
 	free(buf);
 	return p;
+}
+
+bool sbx_policy_requires_bpf_lsm(const struct sbx_policy *p)
+{
+	return p && p->require_bpf_lsm;
 }
 
 size_t sbx_policy_rule_count(const struct sbx_policy *p)

@@ -95,6 +95,7 @@ struct fdoc {
 	char **keep_env;	/* sandbox.keep_env */
 	size_t n_keep_env;
 	bool keep_env_set;
+	bool require_bpf_lsm;	/* sandbox.require: bpf-lsm */
 };
 
 struct pctx {

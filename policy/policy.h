@@ -115,6 +115,8 @@ const struct sbx_rule_info *sbx_policy_rule(const struct sbx_policy *p, uint32_t
  * sessions may never write them. */
 size_t sbx_policy_source_count(const struct sbx_policy *p);
 const char *sbx_policy_source(const struct sbx_policy *p, size_t i);
+/* `sandbox: {require: bpf-lsm}`: the fallback tier must not run it */
+bool sbx_policy_requires_bpf_lsm(const struct sbx_policy *p);
 
 /* ---- compiled form ------------------------------------------------------- */
 
@@ -392,6 +394,7 @@ struct sbx_policy {
 	uint64_t family_allow;		/* sandbox.socket_families */
 	uint32_t netlink_allow;		/* sandbox.netlink */
 	char **keep_env;		/* sandbox.keep_env: handles `run` keeps */
+	bool require_bpf_lsm;		/* sandbox.require: bpf-lsm (a child cannot drop it) */
 	size_t n_keep_env;
 	uint8_t loopback_verdict;	/* network.loopback */
 	uint32_t loopback_rule;

@@ -2,8 +2,8 @@
 /*
  * The protection table doctor prints (user/sandbox/tier.c): on this
  * kernel, and on a 6.1-like one (Landlock ABI 2, no MFD_NOEXEC_SEAL, no
- * cgroup/connect_unix), each row is marked by what the kernel has. While
- * run does not use the fallback tier, no row may say "enforced".
+ * cgroup/connect_unix), each row is marked by what the kernel has and
+ * bpfsbx uses: "enforced" only where run and the daemon apply it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,11 +25,16 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 	       sbx_tier_name(p.tier), p.landlock_abi, p.seccomp_filter, p.memfd_noexec,
 	       p.cgroup2);
 	CU_ASSERT_NOT_EQUAL(p.tier, SBX_TIER_BPF_LSM);
+	CU_ASSERT_EQUAL(p.tier, p.landlock_abi >= 1 && p.seccomp_filter && p.cgroup2 ?
+			SBX_TIER_LANDLOCK : SBX_TIER_NONE);
 	n = sbx_tier_protections(&p, rows, SBX_TIER_ROWS);
 	CU_ASSERT(n > 10 && n <= SBX_TIER_ROWS);
 	for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
-		/* never "enforced" while run does not use the tier */
-		CU_ASSERT(SBX_FALLBACK_WIRED || rows[i].state != SBX_PROT_ENFORCED);
+		/* what run and the daemon do not apply is never "enforced" */
+		if (!strncmp(rows[i].what, "signals", 7) || !strncmp(rows[i].what, "unix", 4) ||
+		    !strncmp(rows[i].what, "socket families", 15) ||
+		    !strncmp(rows[i].what, "events for file", 15))
+			CU_ASSERT_EQUAL(rows[i].state, SBX_PROT_NOT_ENFORCED);
 		if (!strcmp(rows[i].what, "memfd exec")) {
 			saw_memfd = true;
 			CU_ASSERT_EQUAL(rows[i].state == SBX_PROT_NOT_ENFORCED,
@@ -37,8 +42,10 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 		}
 	}
 	CU_ASSERT(saw_memfd);
+	/* listed but refused (lockdown, a container): the daemon refuses too */
 	sbx_tier_probe(&p, false, "lockdown,capability,bpf\n");
 	CU_ASSERT(p.lsm_read && p.bpf_listed);
+	CU_ASSERT_EQUAL(p.tier, SBX_TIER_NONE);
 	sbx_tier_probe(&p, false, NULL);
 	CU_ASSERT(!p.lsm_read && !p.bpf_listed);
 
@@ -55,12 +62,15 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 			!strcmp(rows[i].what, "truncate") || !strcmp(rows[i].what, "device ioctls") ||
 			!strncmp(rows[i].what, "signals", 7) || !strncmp(rows[i].what, "unix", 4) ||
 			!strcmp(rows[i].what, "events for file and exec denials") ||
-			!strcmp(rows[i].what, "events for the never-list");
+			!strcmp(rows[i].what, "events for the never-list") ||
+			!strncmp(rows[i].what, "socket families", 15);
 
 		if (off != want_off)
 			printf("    tier: at ABI 2, \"%s\" is %s\n", rows[i].what,
 			       sbx_prot_state_name(rows[i].state));
 		CU_ASSERT_EQUAL(off, want_off);
+		/* the rest is enforced at ABI 2: files, exec, network, the never-list */
+		CU_ASSERT_EQUAL(rows[i].state == SBX_PROT_ENFORCED, !want_off);
 	}
 }
 

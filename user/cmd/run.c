@@ -32,6 +32,8 @@
 #include "user/daemon/kernel.h"
 #include "user/daemon/loop.h"
 #include "user/daemon/sessions.h"
+#include "user/sandbox/confine.h"
+#include "user/sandbox/tier.h"
 #include "lib/project.h"
 #include "lib/names.h"
 #include "lib/alloc.h"
@@ -79,6 +81,30 @@ static void join_own_keyring(void)
 		sbx_warn("cannot make the session's own keyring: %s", strerror(errno));
 }
 
+/*
+ * On the fallback tier (tier is not "bpf-lsm": whatever else a daemon
+ * says, the kernel does not confine files here), confine this process
+ * before it becomes CMD; on any error CMD is not run. On a terminal the
+ * first line names the tier, so nobody mistakes it for the full one.
+ */
+static int confine_for_tier(const char *tier, int abi, const char *policy, const char *project)
+{
+	char *err = NULL;
+
+	if (tier && !strcmp(tier, sbx_tier_name(SBX_TIER_BPF_LSM)))
+		return 0;
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "bpfsbx: tier landlock (Landlock ABI %d, no BPF-LSM): files and exec "
+			"by Landlock, network by the cgroup programs, the never-list by seccomp "
+			"(bpfsbx doctor lists what is not enforced)\n", abi);
+	if (sbx_fallback_confine(policy, getenv("HOME") ? getenv("HOME") : "/", project, &err)) {
+		sbx_err("run: %s", err ? err : "the fallback tier could not be applied");
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
 /* Errors all; warnings (often "host did not resolve" on a machine without
  * DNS) only the first few, so that the command's own output stays visible. */
 static void print_diag_list(json_t *diags)
@@ -113,9 +139,9 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 			   bool *no_daemon)
 {
 	json_t *req, *reply = NULL;
-	char *err = NULL;
+	char *err = NULL, *tier;
 	const char *sess;
-	int rc;
+	int rc, abi;
 
 	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "run", "policy_path", policy, "project",
 			project, "home", getenv("HOME") ? getenv("HOME") : "");
@@ -141,12 +167,18 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 	}
 	print_diags(reply);	/* warnings */
 	sess = sbx_json_str(reply, "session");
+	tier = sbx_strdup(sbx_json_str(reply, "tier") ? sbx_json_str(reply, "tier") : "");
+	abi = (int)json_integer_value(json_object_get(reply, "landlock_abi"));
 	/* a daemon that does not say keeps nothing */
 	sbx_scrub_env((uint32_t)json_integer_value(json_object_get(reply, "keep_env")));
 	setenv("BPFSBX_SESSION", sess ? sess : "", 1);
 	setenv("BPFSBX_PROJECT", project, 1);
 	json_decref(reply);
 	join_own_keyring();
+	rc = confine_for_tier(tier, abi, policy, project);
+	free(tier);
+	if (rc)
+		return SBX_EXIT_FAIL;
 	/* this process is in the session now and has nothing left to do:
 	 * it becomes CMD (as env and nice do), so signals reach CMD as they
 	 * were sent, and its exit status or signal is CMD's own */
@@ -174,6 +206,7 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 	struct sbx_session_rt *s;
 	struct sbx_daemon d;
 	json_t *diags = NULL;
+	const char *tier;
 	char *err = NULL;
 	int go[2], rc;
 	uid_t uid;
@@ -193,6 +226,7 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 		sbx_daemon_fini(&d);
 		return SBX_EXIT_FAIL;
 	}
+	tier = sbx_tier_name(d.k.tier);
 	pid = fork();
 	if (pid < 0) {
 		sbx_daemon_fini(&d);
@@ -215,6 +249,8 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 			_exit(SBX_EXIT_FAIL);
 		}
 		join_own_keyring();	/* as the user, who owns it */
+		if (confine_for_tier(tier, d.k.landlock_abi, policy, project))
+			_exit(SBX_EXIT_FAIL);
 		exec_cmd(cmd);
 	}
 	close(go[0]);

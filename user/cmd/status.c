@@ -88,6 +88,8 @@ static int cmd_status(int argc, char **argv)
 		return SBX_EXIT_OK;
 	}
 	printf("mode: kernel-enforced\n");
+	printf("tier: %s (Landlock ABI %lld)\n", sbx_json_str(r, "tier") ? sbx_json_str(r, "tier") : "?",
+	       (long long)json_integer_value(json_object_get(r, "landlock_abi")));
 	printf("daemon: running (pid %lld%s)\n",
 	       (long long)json_integer_value(json_object_get(r, "daemon_pid")),
 	       json_is_true(json_object_get(r, "embedded")) ? ", embedded in a run" : "");

@@ -129,6 +129,7 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 				      "policy", s->policy_path, "policy_id", (int)s->policy_id,
 				      "grants", (int)(s->n_grants + s->n_name_grants), "rules",
 				      s->rules ? (int)s->rules->n : 0, "populated", sbx_session_populated(s));
+		json_object_set_new(o, "tier", json_string(s->tier ? s->tier : "?"));
 
 		json_object_set_new(o, "dns", sbx_resolver_status(s));
 		json_object_set_new(o, "names", learned_rows(s, NULL));
@@ -140,11 +141,12 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		for (int i = 0; i < SBX_SP_N; i++)
 			json_object_set_new(prof, sbx_start_phase_names[i],
 					    json_integer((json_int_t)d->start_ns[i]));
-		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o}", "ok", 1, "daemon_pid",
-				 (int)getpid(), "sessions", sessions, "stats", stats, "pins",
-				 SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
+		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i}", "ok", 1,
+				 "daemon_pid", (int)getpid(), "sessions", sessions, "stats", stats,
+				 "pins", SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
 				 (int)d->once_ttl_s, "dns_answer_to_map", sbx_resolver_latency(),
-				 "last_session_start_ns", prof);
+				 "last_session_start_ns", prof, "tier", sbx_tier_name(d->k.tier),
+				 "landlock_abi", d->k.landlock_abi);
 	}
 }
 
@@ -167,9 +169,10 @@ static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json
 	sbx_notice_adopt(s, c->passed_fd);	/* run's stderr, when a terminal */
 	if (d->embedded && !d->embedded_child)
 		d->embedded_child = c->pid;
-	return with_diags(json_pack("{s:b,s:s,s:I,s:s,s:I}", "ok", 1, "session", s->name, "cgid",
-				    (json_int_t)s->cgid, "project", s->project, "keep_env",
-				    (json_int_t)s->hdr.keep_env), diags);
+	return with_diags(json_pack("{s:b,s:s,s:I,s:s,s:I,s:s,s:i}", "ok", 1, "session", s->name,
+				    "cgid", (json_int_t)s->cgid, "project", s->project, "keep_env",
+				    (json_int_t)s->hdr.keep_env, "tier", s->tier, "landlock_abi",
+				    s->landlock_abi), diags);
 }
 
 /*
@@ -344,15 +347,18 @@ static const struct sbx_ctl_op ops[] = {
 	{ "status", op_status, SBX_CTL_ANYONE, no_args,
 	  "the daemon's sessions and the kernel's counters",
 	  "`{\"ok\":true,\"daemon_pid\",\"sessions\":[{name,cgid,uid,project,policy,policy_id,"
-	  "grants,rules,populated}],\"stats\":{...},\"pins\",\"embedded\",\"once_ttl_s\"}`" },
+	  "grants,rules,populated,tier}],\"stats\":{...},\"pins\",\"embedded\",\"once_ttl_s\","
+	  "\"tier\",\"landlock_abi\"}`; tier: `bpf-lsm`, or `landlock` where BPF-LSM is off "
+	  "(docs/FALLBACK.md)" },
 	{ "learned", op_learned, SBX_CTL_OUTSIDE, learned_args,
 	  "the names the caller's live sessions (root: all) learned an address from",
 	  "`{\"ok\":true,\"names\":[{session,name,addr,expires_in_s}]}`" },
 	{ "run", op_run, SBX_CTL_OUTSIDE, run_args,
 	  "start a session and move the caller's process into it; a terminal that comes "
 	  "along as SCM_RIGHTS (run's stderr) gets one line per request the session files",
-	  "`{\"ok\":true,\"session\",\"cgid\",\"project\",\"diagnostics\"?}`; the caller is in the "
-	  "session's cgroup when the reply arrives" },
+	  "`{\"ok\":true,\"session\",\"cgid\",\"project\",\"keep_env\",\"tier\",\"landlock_abi\","
+	  "\"diagnostics\"?}`; the caller is in the session's cgroup when the reply arrives; "
+	  "on tier `landlock` it must confine itself (Landlock, seccomp) before it runs anything" },
 	{ "submit", op_submit, SBX_CTL_INSIDE, submit_args,
 	  "a connector's request, written into the caller's session queue; or, with "
 	  "`record`, a record appended to the session's audit log",

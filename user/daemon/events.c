@@ -242,6 +242,8 @@ static void log_line(struct sbx_daemon *d, json_t *line)
 {
 	char *txt;
 
+	/* which tier refused, allowed or asked: its reach differs */
+	json_object_set_new(line, "tier", json_string(sbx_tier_name(d->k.tier)));
 	sbx_journal_event(line);
 	if (!d->log)
 		return;

@@ -39,6 +39,7 @@
 #include "lib/text.h"
 #include "user/daemon/verifier.h"
 #include "lib/json.h"
+#include "policy/landlock.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 /* the kernel's own ENOTSUPP, which a map type without batch operations returns */
@@ -382,7 +383,30 @@ static int relink_cgroup_progs(int root_fd, char **err)
 	return rc;
 }
 
-static int load_and_pin(char **err)
+/*
+ * The fallback tier (BPF-LSM off): only the cgroup programs load, and they
+ * decide IP destinations themselves (sbx_cgroup_decides). The LSM and
+ * tracing programs are not loaded at all, so none is pinned either; nor
+ * are the inode storage maps, which only LSM programs use and which the
+ * kernel cannot make without BPF-LSM's inode blob (EOPNOTSUPP).
+ */
+static void cgroup_programs_only(struct sbx_bpf *skel)
+{
+	struct bpf_map *map;
+
+	for (int i = 0; i < skel->skeleton->prog_cnt; i++) {
+		struct bpf_program *p = *skel->skeleton->progs[i].prog;
+
+		if (!sbx_prog_type_is_cgroup(bpf_program__type(p)))
+			bpf_program__set_autoload(p, false);
+	}
+	bpf_object__for_each_map(map, skel->obj)
+		if (bpf_map__type(map) == BPF_MAP_TYPE_INODE_STORAGE)
+			bpf_map__set_autocreate(map, false);
+	skel->rodata->sbx_cgroup_decides = 1;
+}
+
+static int load_and_pin(enum sbx_tier tier, char **err)
 {
 	struct sbx_bpf *skel = NULL;
 	struct sbx_cost_logs *logs;
@@ -409,6 +433,8 @@ static int load_and_pin(char **err)
 	rc = sbx_select_variants(skel->obj, err);
 	if (rc)
 		goto fail;
+	if (tier == SBX_TIER_LANDLOCK)
+		cgroup_programs_only(skel);
 	failed_prog[0] = 0;
 	logs = getenv("BPFSBX_DEBUG_LIBBPF") ? NULL : sbx_costs_prepare(skel->obj);
 	rc = sbx_bpf__load(skel);
@@ -432,7 +458,7 @@ static int load_and_pin(char **err)
 		*err = sbx_asprintf("initialising sbx_config: %s", strerror(-rc));
 		goto fail;
 	}
-	rc = sbx_bpf__attach(skel);
+	rc = tier == SBX_TIER_BPF_LSM ? sbx_bpf__attach(skel) : 0;
 	if (rc) {
 		*err = sbx_asprintf("attaching the BPF-LSM programs failed: %s", strerror(-rc));
 		goto fail;
@@ -461,8 +487,8 @@ static int load_and_pin(char **err)
 	bpf_object__for_each_map(map, skel->obj) {
 		char *p;
 
-		if (bpf_map__is_internal(map))
-			continue;	/* .rodata: held by the programs */
+		if (bpf_map__is_internal(map) || !bpf_map__autocreate(map))
+			continue;	/* .rodata: held by the programs; or not made here */
 		p = sbx_asprintf("%s/maps/%s", tmp, bpf_map__name(map));
 		rc = bpf_map__pin(map, p);
 		free(p);
@@ -512,18 +538,44 @@ fail:
 
 int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err)
 {
-	int rc;
+	int rc, ll_errno;
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
 		*slot_fd(k, &slots[i]) = -1;
 	k->loaded_here = false;
+	errno = 0;
+	k->landlock_abi = sbx_landlock_abi();
+	ll_errno = errno;
+	k->tier = SBX_TIER_BPF_LSM;
 
 	{
 		/* doctor's diagnosis, so that run and the daemon say the same */
 		struct sbx_lsm_diag d;
 
 		sbx_lsm_diagnose(&d, load && !sbx_kernel_pinned());
-		if (d.state != SBX_LSM_OK) {
+		if ((d.state == SBX_LSM_NOT_BUILT || d.state == SBX_LSM_NOT_LISTED) &&
+		    k->landlock_abi < 1) {
+			*err = sbx_asprintf("%s, and Landlock is %s, so bpfsbx cannot confine "
+					    "anything here; fix: %s, or add landlock to lsm= "
+					    "('bpfsbx doctor' says more)", d.why,
+					    ll_errno == EOPNOTSUPP ? "disabled at boot" : "not in this "
+					    "kernel", d.fix ? d.fix : "boot a kernel with BPF-LSM");
+			sbx_lsm_diag_free(&d);
+			return -EOPNOTSUPP;
+		}
+		if ((d.state == SBX_LSM_NOT_BUILT || d.state == SBX_LSM_NOT_LISTED) &&
+		    access(SBX_PIN_DIR "/links/sbx_file_open", F_OK) == 0) {
+			/* the pins are the full tier's, and this kernel no longer
+			 * says it has BPF-LSM: adopt neither tier */
+			*err = sbx_asprintf("%s; fix: %s ('bpfsbx doctor' says more); the programs "
+					    "pinned under " SBX_PIN_DIR " are the bpf-lsm tier's: "
+					    "'bpfsbx unload' removes them", d.why,
+					    d.fix ? d.fix : "");
+			sbx_lsm_diag_free(&d);
+			return -EOPNOTSUPP;
+		} else if (d.state == SBX_LSM_NOT_BUILT || d.state == SBX_LSM_NOT_LISTED) {
+			k->tier = SBX_TIER_LANDLOCK;
+		} else if (d.state != SBX_LSM_OK) {
 			rc = d.state == SBX_LSM_REFUSED ? -d.load_errno : -EOPNOTSUPP;
 			*err = sbx_asprintf("%s; fix: %s ('bpfsbx doctor' says more)", d.why,
 					    d.fix ? d.fix : "");
@@ -540,7 +592,7 @@ int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err)
 			*err = sbx_strdup("bpfsbx is not loaded (no pins under " SBX_PIN_DIR ")");
 			return -ENOENT;
 		}
-		rc = load_and_pin(err);
+		rc = load_and_pin(k->tier, err);
 		if (rc)
 			return rc;
 		k->loaded_here = true;

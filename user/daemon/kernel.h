@@ -10,17 +10,27 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bpf/bpfsbx.h"
+#include "user/sandbox/tier.h"
 
 struct sbx_kernel {
 	int sessions, inode_rules, chain_rules, name_rules, net4, net6;
 	int grants, protected_, config, stats, events, epoch, listeners, ctl_peers;
 	int dns_resolvers, dns_ports, dns_sk, learned;
 	bool loaded_here;	/* this process loaded and pinned the programs */
+	/* SBX_TIER_BPF_LSM, or SBX_TIER_LANDLOCK where BPF-LSM is not in the
+	 * kernel (or not in its LSM list): only the cgroup programs are
+	 * loaded, and `run` confines files and exec itself (Landlock) */
+	enum sbx_tier tier;
+	int landlock_abi;	/* the running kernel's; 0: none */
 };
 
 bool sbx_kernel_pinned(void);
 /* Adopt the pinned state or, if there is none and load is true, load,
- * attach and pin atomically. On failure nothing is left behind. */
+ * attach and pin atomically. On failure nothing is left behind. Without
+ * BPF-LSM (not built, or not in the LSM list) and with Landlock, the
+ * fallback tier: the cgroup programs only. A kernel that lists BPF-LSM
+ * but refuses its programs (lockdown, a container) is refused, as is one
+ * with neither. */
 int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err);
 void sbx_kernel_close(struct sbx_kernel *k);
 /* Remove every pin: enforcement stops. */

@@ -173,6 +173,8 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	s->home = sbx_strdup(home);
 	s->project = sbx_strdup(real);
 	s->policy_path = sbx_strdup(policy_path);
+	s->tier = sbx_tier_name(d->k.tier);
+	s->landlock_abi = d->k.landlock_abi;
 	s->serial = d->next_serial++;
 	s->events_wd = s->done_wd = -1;
 	session_name(s->name, sizeof(s->name));

@@ -14,6 +14,7 @@
 #include "lib/log.h"
 #include "user/daemon/notice.h"
 #include "user/daemon/state.h"
+#include "user/sandbox/tier.h"
 #include "lib/json.h"
 
 bool sbx_pid_in_session(pid_t pid, char *name, size_t len)
@@ -295,6 +296,8 @@ int sbx_state_save(struct sbx_session_rt *s)
 	json_object_set_new(j, "policy_path", json_string(s->policy_path));
 	json_object_set_new(j, "cgroup", json_string(s->cgroup_path));
 	json_object_set_new(j, "policy_id", json_integer(s->policy_id));
+	json_object_set_new(j, "tier", json_string(s->tier ? s->tier : "?"));
+	json_object_set_new(j, "landlock_abi", json_integer(s->landlock_abi));
 	json_object_set_new(j, "hdr", hex_blob(&s->hdr, sizeof(s->hdr)));
 	if (!shared)
 		policy_part(j, s);	/* the policy's file could not be written */
@@ -378,6 +381,10 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 	s->policy_path = sbx_strdup(sbx_json_str(j, "policy_path"));
 	s->cgroup_path = sbx_strdup(sbx_json_str(j, "cgroup"));
 	s->policy_id = json_integer_value(json_object_get(j, "policy_id"));
+	str = sbx_json_str(j, "tier");
+	s->tier = sbx_tier_name(str && !strcmp(str, "landlock") ? SBX_TIER_LANDLOCK
+								  : SBX_TIER_BPF_LSM);
+	s->landlock_abi = json_integer_value(json_object_get(j, "landlock_abi"));
 	if (!s->name[0] || !s->cgid || !unhex_blob(json_object_get(j, "hdr"), &s->hdr,
 						   sizeof(s->hdr))) {
 		json_decref(j);

@@ -107,6 +107,10 @@ struct sbx_session_rt {
 	char *home, *project, *policy_path;
 	char *cgroup_path;
 	uint32_t policy_id;
+	/* the tier that confines it (sbx_tier_name()) and the Landlock ABI,
+	 * saved so that a person reading the state knows what held */
+	const char *tier;
+	int landlock_abi;
 	struct sbx_policy_hdr hdr;
 	struct sbx_rule_table *rules;	/* shared with the policy cache; NULL: none */
 	struct sbx_protect_key *protect;

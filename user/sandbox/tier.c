@@ -4,7 +4,8 @@
  * protections on it, each with the mechanism it rests on. Every row is
  * decided by a probe of the running kernel (a syscall, securityfs, the
  * mount table) or, where no probe is possible without privilege
- * (cgroup/connect_unix), by the kernel version that brought it.
+ * (cgroup/connect_unix), by the kernel version that brought it. A row says
+ * "enforced" only where run and the daemon use the mechanism.
  */
 #include <errno.h>
 #include <linux/landlock.h>
@@ -54,7 +55,10 @@ void sbx_tier_probe(struct sbx_tier_probe *p, bool bpf_lsm_ok, const char *lsm)
 	p->connect_unix = p->kmajor > 6 || (p->kmajor == 6 && p->kminor >= 7);
 	if (bpf_lsm_ok)
 		p->tier = SBX_TIER_BPF_LSM;
-	else if (p->landlock_abi >= 1 && p->seccomp_filter && p->cgroup2)
+	/* a kernel that lists bpf but refuses its programs is lockdown or a
+	 * container: the daemon refuses there (user/daemon/kernel.c) */
+	else if (p->lsm_read && !p->bpf_listed && p->landlock_abi >= 1 && p->seccomp_filter &&
+		 p->cgroup2)
 		p->tier = SBX_TIER_LANDLOCK;
 	else
 		p->tier = SBX_TIER_NONE;
@@ -70,8 +74,6 @@ const char *sbx_prot_state_name(enum sbx_prot_state s)
 	switch (s) {
 	case SBX_PROT_ENFORCED:
 		return "enforced";
-	case SBX_PROT_AVAILABLE:
-		return "available";
 	case SBX_PROT_PARTIAL:
 		return "partly";
 	case SBX_PROT_NOT_ENFORCED:
@@ -80,12 +82,10 @@ const char *sbx_prot_state_name(enum sbx_prot_state s)
 	}
 }
 
-/* the kernel has the mechanism: enforced once the tier is wired */
+/* the kernel has the mechanism, and run and the daemon use it */
 static enum sbx_prot_state have(bool yes)
 {
-	if (!yes)
-		return SBX_PROT_NOT_ENFORCED;
-	return SBX_FALLBACK_WIRED ? SBX_PROT_ENFORCED : SBX_PROT_AVAILABLE;
+	return yes ? SBX_PROT_ENFORCED : SBX_PROT_NOT_ENFORCED;
 }
 
 #define ROW(w, m, s, n) do {							\
@@ -123,8 +123,9 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 		    "execve(\"/proc/self/fd/N\") stays open");
 	ROW("setuid and file-capability programs", "no_new_privs", have(true), NULL);
 	ROW("io_uring (unless the policy allows it)", "seccomp: EPERM", have(sc), NULL);
-	ROW("signals to processes outside the session", abi >= 6 ? "Landlock signal scope (ABI 6)" :
-	    "none: Landlock ABI 6 has the signal scope", have(abi >= 6), NULL);
+	ROW("signals to processes outside the session", abi >= 6 ? "Landlock signal scope (ABI 6), "
+	    "not applied yet" : "none: Landlock ABI 6 has the signal scope", SBX_PROT_NOT_ENFORCED,
+	    NULL);
 
 	/* files and exec */
 	ROW("file reads and writes by path", "Landlock", have(ll), NULL);
@@ -140,24 +141,22 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    have(ll), NULL);
 
 	/* network */
-	ROW("IP connects and sends, DNS redirect, socket families",
-	    "cgroup/connect4/6, sendmsg4/6, sock_create", have(p->cgroup2), NULL);
-	if (p->connect_unix)
-		ROW("unix sockets, by listener", "cgroup/connect_unix, sendmsg_unix (6.7)",
-		    have(p->cgroup2), NULL);
-	else if (abi >= 6)
-		ROW("unix sockets, by listener", "Landlock abstract-socket scope (ABI 6)",
-		    ll ? SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED,
-		    "pathname sockets outside the session stay open below 6.7");
-	else
-		ROW("unix sockets, by listener", "none: cgroup/connect_unix is 6.7, the "
-		    "Landlock scope ABI 6", SBX_PROT_NOT_ENFORCED, NULL);
+	ROW("IP connects and sends, DNS redirect, loopback listeners",
+	    "cgroup/connect4/6, sendmsg4/6", have(p->cgroup2), NULL);
+	ROW("socket families (raw, packet, netlink, ...)", "none: cgroup/sock_create is not "
+	    "loaded yet", SBX_PROT_NOT_ENFORCED, "what the kernel lets the user make: raw and "
+	    "packet sockets need CAP_NET_RAW");
+	ROW("unix sockets, by listener", p->connect_unix ? "cgroup/connect_unix, sendmsg_unix (6.7), "
+	    "not loaded yet" : abi >= 6 ? "Landlock abstract-socket scope (ABI 6), not applied "
+	    "yet" : "none: cgroup/connect_unix is 6.7, the Landlock scope ABI 6",
+	    SBX_PROT_NOT_ENFORCED, "pathname sockets are files: Landlock decides who may open "
+	    "them only by MAKE_SOCK, not connect");
 
 	/* events */
 	ROW("events for network denials", "the cgroup programs", have(p->cgroup2), NULL);
-	ROW("events for file and exec denials", abi >= 7 ? "Landlock audit records (ABI 7)" :
-	    "none: Landlock audit is ABI 7", have(abi >= 7),
-	    abi >= 7 ? NULL : "silent in the kernel: only the connectors report them");
+	ROW("events for file and exec denials", abi >= 7 ? "Landlock audit records (ABI 7), not "
+	    "read yet" : "none: Landlock audit is ABI 7", SBX_PROT_NOT_ENFORCED,
+	    "silent in the kernel: only the connectors report them");
 	ROW("events for the never-list", "none: seccomp's EPERM is silent", SBX_PROT_NOT_ENFORCED,
 	    "refused, but no event");
 	return k;
@@ -172,17 +171,21 @@ void sbx_tier_print(FILE *f, const struct sbx_tier_probe *p)
 		p->landlock_abi, p->landlock_abi ? "" : p->landlock_errno == EOPNOTSUPP ?
 		": built but disabled at boot" : ": not built", p->bpf_lsm_ok ? "active" :
 		p->bpf_listed ? "listed but refused here" : "not active");
+	/* "enforced" only where the fallback tier is the one in force */
 	if (p->tier == SBX_TIER_BPF_LSM)
-		fprintf(f, "the fallback tier's protections, were BPF-LSM off:\n");
-	else if (!SBX_FALLBACK_WIRED)
-		fprintf(f, "the fallback tier (Landlock + cgroup-BPF + seccomp) is not used by run "
-			"yet (issue 30), so run refuses here; \"available\" means this kernel "
-			"has the mechanism:\n");
+		fprintf(f, "the fallback tier's protections, were BPF-LSM off (\"available\": this "
+			"kernel has the mechanism):\n");
+	else if (p->tier == SBX_TIER_NONE)
+		fprintf(f, "run refuses here; the fallback tier's protections, were it usable "
+			"(\"available\": this kernel has the mechanism):\n");
 	else
-		fprintf(f, "the fallback tier's protections on this kernel:\n");
+		fprintf(f, "the fallback tier's protections on this kernel (Landlock + cgroup-BPF + "
+			"seccomp; docs/FALLBACK.md):\n");
 	for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
-		fprintf(f, "  %-12s %s\n  %12s   %s\n", sbx_prot_state_name(rows[i].state),
-			rows[i].what, "", rows[i].mechanism);
+		bool would = p->tier != SBX_TIER_LANDLOCK && rows[i].state == SBX_PROT_ENFORCED;
+
+		fprintf(f, "  %-12s %s\n  %12s   %s\n", would ? "available" :
+			sbx_prot_state_name(rows[i].state), rows[i].what, "", rows[i].mechanism);
 		if (rows[i].note)
 			fprintf(f, "  %12s   (%s)\n", "", rows[i].note);
 	}

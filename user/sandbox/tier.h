@@ -11,13 +11,11 @@
  * assumed: a protection whose mechanism the running kernel lacks is
  * listed as not enforced, with the reason.
  *
- * The fallback tier (Landlock + cgroup-BPF + seccomp, issue 30) is not yet
- * used by `run` or the daemon: until it is (SBX_FALLBACK_WIRED), the
- * table says "available" where the kernel has the mechanism, never
- * "enforced".
+ * The fallback tier (Landlock + cgroup-BPF + seccomp) is used where
+ * BPF-LSM is not active: the daemon loads the cgroup programs only
+ * (user/daemon/kernel.c) and run confines itself (user/sandbox/confine.h).
+ * A row says "enforced" only for what those really do.
  */
-#define SBX_FALLBACK_WIRED	false
-
 enum sbx_tier {
 	SBX_TIER_BPF_LSM,	/* BPF-LSM is active and its programs load */
 	SBX_TIER_LANDLOCK,	/* the fallback: Landlock + cgroup-BPF + seccomp */
@@ -49,7 +47,6 @@ const char *sbx_tier_name(enum sbx_tier t);	/* "bpf-lsm", "landlock", "none" */
 
 enum sbx_prot_state {
 	SBX_PROT_ENFORCED,	/* the mechanism is there and bpfsbx uses it */
-	SBX_PROT_AVAILABLE,	/* the mechanism is there; the tier is not wired yet */
 	SBX_PROT_PARTIAL,	/* part of the class only; `note` says what stays open */
 	SBX_PROT_NOT_ENFORCED,	/* no mechanism on this kernel */
 };
@@ -67,7 +64,7 @@ struct sbx_protection {
  * network and events. Returns the number of rows written to rows (at most
  * max; SBX_TIER_ROWS is enough).
  */
-#define SBX_TIER_ROWS	24
+#define SBX_TIER_ROWS	28
 unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protection *rows,
 			      unsigned max);
 const char *sbx_prot_state_name(enum sbx_prot_state s);

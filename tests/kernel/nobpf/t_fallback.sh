@@ -1,0 +1,102 @@
+# The fallback tier (docs/FALLBACK.md), in a guest booted with an LSM list
+# without bpf (tests/kernel/boot-lsm-list runs this with run-all --nobpf):
+# the daemon runs the cgroup programs only, and `run` confines itself with
+# Landlock and the never-list (seccomp) before it becomes CMD. Judged by
+# effect, as the full suite is. Landlock refuses with EACCES where the
+# BPF-LSM hooks say EPERM; the never-list and the cgroup programs say EPERM.
+
+# Landlock's ABI on the suite's two kernels
+fb_abi() { case $KLINE in 6.1) echo 2 ;; 6.12) echo 6 ;; *) echo unknown ;; esac; }
+
+test_status_and_session_state_name_the_tier() {
+	"$SBX" status --json >/tmp/fb.status
+	[ "$("$SBXT" json-get /tmp/fb.status tier)" = landlock ] || fail "status: $(cat /tmp/fb.status)"
+	[ "$("$SBXT" json-get /tmp/fb.status landlock_abi)" = "$(fb_abi)" ] ||
+		fail "Landlock ABI $("$SBXT" json-get /tmp/fb.status landlock_abi), want $(fb_abi)"
+	rm -f /tmp/fb.up
+	in_session $POL/core.yaml sh -c 'echo up >/tmp/fb.up; exec sleep 20' &
+	wait_for test -s /tmp/fb.up || fail "the session did not start"
+	"$SBX" status --json >/tmp/fb.status
+	[ "$("$SBXT" json-get /tmp/fb.status sessions.0.tier)" = landlock ] ||
+		fail "the session's tier: $(cat /tmp/fb.status)"
+	st=$(ls /run/bpfsbx/sessions/*.json | head -n 1)
+	[ "$("$SBXT" json-get "$st" tier)" = landlock ] &&
+		[ "$("$SBXT" json-get "$st" landlock_abi)" = "$(fb_abi)" ] || fail "state $st: $(head -c 300 "$st")"
+	pkill -P $! 2>/dev/null || true
+	kill %1 2>/dev/null || true
+}
+
+test_ssh_key_refused_and_unchanged() {
+	sum=$(sha256sum <$THOME/.ssh/id_rsa)
+	expect "ERR EACCES" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
+	expect "ERR EACCES" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa trunc
+	out=$(in_session $POL/core.yaml cat $THOME/.ssh/id_rsa 2>&1) && fail "cat read it: $out"
+	printf '%s' "$out" | grep -q "Permission denied" || fail "cat: $out"
+	[ "$(sha256sum <$THOME/.ssh/id_rsa)" = "$sum" ] || fail "the key changed"
+	# the same user outside a session: only the session is confined
+	expect "OK" as_user $SBXT open $THOME/.ssh/id_rsa
+}
+
+test_policy_file_write_refused() {
+	mkdir -p $PROJ/.sandbox
+	cp $POL/core.yaml $PROJ/.sandbox/policy.yaml
+	chown -R $TUSER:$TUSER $PROJ/.sandbox
+	sum=$(sha256sum <$PROJ/.sandbox/policy.yaml)
+	expect "ERR EACCES" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/policy.yaml a
+	expect "ERR EACCES" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/policy.yaml trunc
+	expect "ERR EACCES" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/new.yaml creat
+	[ "$(sha256sum <$PROJ/.sandbox/policy.yaml)" = "$sum" ] || fail "the policy changed"
+	[ ! -e $PROJ/.sandbox/new.yaml ] || fail "a file was made in .sandbox"
+}
+
+test_project_files_readable_and_writable() {
+	mkdir -p $PROJ/src
+	chown $TUSER:$TUSER $PROJ/src
+	expect "OK" in_session $POL/core.yaml $SBXT open $PROJ/readme.txt
+	expect "OK" in_session $POL/core.yaml $SBXT open $PROJ/readme.txt a
+	expect "OK" in_session $POL/core.yaml sh -c "echo more >>$PROJ/readme.txt && $SBXT open $PROJ/src/new.c creat"
+	grep -q more $PROJ/readme.txt && [ -e $PROJ/src/new.c ] || fail "the writes did not land"
+}
+
+test_exec_denied_by_the_policy() {
+	expect "ERR EACCES" in_session $POL/core.yaml $SBXT exec /opt/sbxbin/forbidden
+	in_session $POL/core.yaml /opt/sbxbin/allowed || fail "the allowed binary did not run"
+}
+
+test_denied_destination_refused_with_event() {
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT connect 4 10.66.1.1 80
+	event operation=connect object=10.66.1.1:80 verdict=deny tier=landlock
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT connect 6 fd66::1 80
+	event operation=connect "object=[fd66::1]:80" verdict=deny
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT connect 6 ::ffff:10.66.1.1 80
+	# outside the session the same connect fails only for want of a route
+	expect "ERR ENETUNREACH" as_user $SBXT connect 4 10.66.1.1 80
+	# an allowed destination is reached
+	$SBXT listen 4 127.0.0.1 7000 1 >/tmp/fb7000 2>&1 &
+	wait_for grep -q LISTENING /tmp/fb7000 || fail "server did not start"
+	expect "OK" in_session $POL/core.yaml $SBXT connect 4 127.0.0.1 7000
+}
+
+test_never_list_refused_in_a_session() {
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT bpf
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT unshare-user
+	out=$(in_session $POL/core.yaml unshare -U true 2>&1) && fail "unshare -U ran: $out"
+	# root outside a session may: the refusal is the session's
+	expect "OK" $SBXT bpf
+}
+
+test_policy_that_requires_bpf_lsm_is_refused() {
+	{ cat $POL/core.yaml; printf 'sandbox:\n  require: bpf-lsm\n'; } >/tmp/fb-require.yaml
+	chmod 644 /tmp/fb-require.yaml
+	rm -f /tmp/fb.ran
+	out=$(in_session /tmp/fb-require.yaml sh -c 'echo ran >/tmp/fb.ran' 2>&1) && fail "run went on: $out"
+	[ ! -e /tmp/fb.ran ] || fail "CMD ran"
+	printf '%s' "$out" | grep -q "requires the bpf-lsm tier (sandbox.require)" || fail "run said: $out"
+}
+
+test_first_line_on_a_terminal_names_the_tier() {
+	command -v script >/dev/null || skip "script(1) is not installed in the guest"
+	out=$(as_user script -q -e -c "$SBX run --policy $POL/core.yaml --project $PROJ -- true" /dev/null 2>&1) ||
+		fail "run: $out"
+	printf '%s' "$out" | head -n 1 | grep -q "tier landlock (Landlock ABI $(fb_abi)" || fail "first line: $out"
+}
