@@ -54,7 +54,10 @@ event_count() { "$SBXT" event-match "$EVENTS" "$@" || true; }
 METRICS=/tmp/sbx-metrics
 daemon_start() {
 	mkdir -p $METRICS
-	"$SBX" daemon --log "$EVENTS" --metrics-dir $METRICS ${DAEMON_ARGS:-} >>"$DLOG" 2>&1 &
+	# the suite's daemon keeps its links, as tests of what runs with no
+	# session expect; t_idle.sh tests links on demand (DAEMON_ARGS wins)
+	"$SBX" daemon --log "$EVENTS" --metrics-dir $METRICS --idle-detach 0 ${DAEMON_ARGS:-} \
+		>>"$DLOG" 2>&1 &
 	echo $! >/tmp/sbx-daemon.pid
 	# loading verifies the programs: a minute or more under TCG on a busy host
 	for _ in $(seq 1800); do

@@ -14,15 +14,29 @@
 struct sbx_kernel {
 	int sessions, inode_rules, chain_rules, name_rules, net4, net6;
 	int grants, protected_, config, stats, events, epoch, listeners, ctl_peers;
-	int dns_resolvers, dns_ports, dns_sk, learned;
+	int dns_resolvers, dns_ports, dns_sk, learned, dev_ports;
 	bool loaded_here;	/* this process loaded and pinned the programs */
 };
 
 bool sbx_kernel_pinned(void);
-/* Adopt the pinned state or, if there is none and load is true, load,
- * attach and pin atomically. On failure nothing is left behind. */
+/* Adopt the pinned state or, if there is none and load is true, load
+ * and pin the programs and maps atomically (no links: sbx_kernel_attach).
+ * On failure nothing is left behind. */
 int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err);
 void sbx_kernel_close(struct sbx_kernel *k);
+/*
+ * Make the link of every pinned program that has none, and pin it; then,
+ * if any was made, forget what the hooks could not see while it was
+ * missing (epochs, ports bound to a device). Sessions start only once this
+ * has returned 0: a session with a hook missing is never reported started.
+ */
+int sbx_kernel_attach(struct sbx_kernel *k, const char *cg_root, char **err);
+/* Does every pinned program have its link? */
+bool sbx_kernel_attached(void);
+/* Unpin every link (the programs and maps stay): with no session, nothing
+ * of bpfsbx runs. Unlinking a trampoline waits for RCU tasks: call it off
+ * the daemon's loop. *n: the links removed. */
+int sbx_kernel_detach(size_t *n, char **err);
 /* Remove every pin: enforcement stops. */
 int sbx_kernel_unload(char **err);
 int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX]);
