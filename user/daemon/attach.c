@@ -148,6 +148,8 @@ int sbx_attach_session_begin(struct sbx_daemon *d, char **err)
 			a->attached = true;
 			sbx_info("links made for a session (%llu ms)",
 				 (unsigned long long)((sbx_boot_ns() - t) / 1000000));
+		} else {
+			sbx_warn("a session is refused: %s", *err ? *err : strerror(-rc));
 		}
 	}
 	if (!rc)

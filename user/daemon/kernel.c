@@ -709,7 +709,7 @@ out:
 int sbx_kernel_attach(struct sbx_kernel *k, const char *cg_root, char **err)
 {
 	struct sbx_config cfg;
-	size_t n, made = 0;
+	size_t n;
 	char **progs = pin_names(SBX_PIN_DIR "/progs", &n);
 	uint64_t id = 0;
 	__u32 zero = 0;
@@ -732,10 +732,11 @@ int sbx_kernel_attach(struct sbx_kernel *k, const char *cg_root, char **err)
 		if (link_pinned(progs[i]))
 			continue;
 		rc = link_one(progs[i], sfd, rfd, err);
-		made += !rc;
 	}
-	if (rc || !made)
+	if (rc)
 		goto out;
+	/* even when every link is there already: a try that made them and
+	 * then failed here left the unseen unforgotten */
 	rc = forget_the_unseen(k, err);
 	if (rc)
 		goto out;

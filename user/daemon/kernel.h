@@ -25,10 +25,10 @@ bool sbx_kernel_pinned(void);
 int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err);
 void sbx_kernel_close(struct sbx_kernel *k);
 /*
- * Make the link of every pinned program that has none, and pin it; then,
- * if any was made, forget what the hooks could not see while it was
- * missing (epochs, ports bound to a device). Sessions start only once this
- * has returned 0: a session with a hook missing is never reported started.
+ * Make the link of every pinned program that has none, and pin it; then
+ * forget what the hooks could not see while links were missing (epochs,
+ * ports bound to a device). Sessions start only once this has returned 0:
+ * a session with a hook missing is never reported started.
  */
 int sbx_kernel_attach(struct sbx_kernel *k, const char *cg_root, char **err);
 /* Does every pinned program have its link? */
