@@ -7,6 +7,12 @@
 # from a new session.
 
 IDLE_S=2
+# making and dropping some 90 links takes tens of seconds under TCG on a
+# loaded host (each trampoline's unlink waits for RCU tasks)
+timeout_test_links_go_after_the_idle_time_and_come_back_at_the_next_run=600
+timeout_test_an_outside_listener_bound_while_detached_is_refused=600
+timeout_test_a_hard_link_made_while_detached_is_refused=600
+timeout_test_a_socket_made_before_the_first_session_is_refused_in_it=600
 
 # prog ids of bpfsbx's programs with a link in the kernel (bpftool, not
 # the pins: a pin removed with its link still attached would hide it)
@@ -96,9 +102,11 @@ test_an_outside_listener_bound_while_detached_is_refused() {
 		wait_for grep -q LISTENING /tmp/dev$port || fail "listener on $port: $(cat /tmp/dev$port)"
 	done
 	# a plain one too (found by the lookup, no mark: outside)
-	as_user /usr/bin/python3 -I -c 'import socket, time
+	rm -f /tmp/idle7363.stop
+	as_user /usr/bin/python3 -I -c 'import os, socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 7363)); s.listen(4); print("LISTENING", flush=True); time.sleep(60)' >/tmp/idle7363 2>&1 &
+s.bind(("127.0.0.1", 7363)); s.listen(4); print("LISTENING", flush=True)
+while not os.path.exists("/tmp/idle7363.stop"): time.sleep(0.3)' >/tmp/idle7363 2>&1 &
 	pids+=($!)
 	wait_for grep -q LISTENING /tmp/idle7363 || fail "plain listener: $(cat /tmp/idle7363)"
 	[ "$(kernel_links)" = 0 ] || fail "the listeners attached something"
@@ -107,9 +115,8 @@ s.bind(("127.0.0.1", 7363)); s.listen(4); print("LISTENING", flush=True); time.s
 	expect "ERR EPERM" in_session $POL/loopback.yaml $SBXT connect 4 127.0.0.1 7363
 	event object=127.0.0.1:7361 verdict=ask
 	event object=127.0.0.1:7362 verdict=ask
-	touch /tmp/dev7361.stop /tmp/dev7362.stop
-	kill ${pids[2]} 2>/dev/null || true
-	wait ${pids[0]} ${pids[1]} || true
+	touch /tmp/dev7361.stop /tmp/dev7362.stop /tmp/idle7363.stop
+	wait ${pids[0]} ${pids[1]} ${pids[2]} || true
 	grep -q NOTHING /tmp/dev7361 || fail "the outside UDP socket bound to lo received"
 	grep -q NOTHING /tmp/dev7362 || fail "the outside TCP socket bound to lo accepted"
 }
