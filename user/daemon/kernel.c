@@ -657,12 +657,35 @@ static int forget_the_unseen(const struct sbx_kernel *k, char **err)
 	return 0;
 }
 
+/*
+ * The kernel releases an unpinned link from a work queue, after the
+ * unlink has returned: an attach right after a detach can find the
+ * program still on its trampoline (EBUSY) or cgroup (EEXIST) for a while.
+ */
+#define RELINK_WAIT_MS 60000
+
+static int make_link(int pfd, const struct bpf_prog_info *info, const char *name,
+		     int sessions_fd, int root_fd, enum bpf_attach_type at)
+{
+	if (sbx_prog_type_is_cgroup(info->type))
+		return bpf_link_create(pfd, on_cgroup_root(name) ? root_fd : sessions_fd, at, NULL);
+	/* LSM programs by BPF_LINK_CREATE; fexit programs (and LSM ones where
+	 * that is refused) the way libbpf attaches them */
+	if (info->type == BPF_PROG_TYPE_LSM) {
+		int fd = bpf_link_create(pfd, 0, BPF_LSM_MAC, NULL);
+
+		if (fd >= 0 || errno == EBUSY)
+			return fd;
+	}
+	return bpf_raw_tracepoint_open(NULL, pfd);
+}
+
 /* one program's link, from its pin, pinned in links/ */
 static int link_one(const char *name, int sessions_fd, int root_fd, char **err)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
-	enum bpf_attach_type at;
+	enum bpf_attach_type at = 0;
 	char *path = sbx_asprintf(SBX_PIN_DIR "/progs/%s", name);
 	int pfd = bpf_obj_get(path), lfd = -1, rc = 0;
 
@@ -672,20 +695,17 @@ static int link_one(const char *name, int sessions_fd, int root_fd, char **err)
 		*err = sbx_asprintf("program %s: %s", name, strerror(-rc));
 		goto out;
 	}
-	if (sbx_prog_type_is_cgroup(info.type)) {
-		if (cgroup_type_of(name, &at)) {
-			rc = -ENOENT;
-			*err = sbx_asprintf("program %s is not in this binary's object (run "
-					    "'bpfsbx unload' to replace the pinned state)", name);
-			goto out;
-		}
-		lfd = bpf_link_create(pfd, on_cgroup_root(name) ? root_fd : sessions_fd, at, NULL);
-	} else {
-		/* LSM programs by BPF_LINK_CREATE; fexit programs (and LSM ones
-		 * where that is refused) the way libbpf attaches them */
-		lfd = info.type == BPF_PROG_TYPE_LSM ? bpf_link_create(pfd, 0, BPF_LSM_MAC, NULL) : -1;
-		if (lfd < 0)
-			lfd = bpf_raw_tracepoint_open(NULL, pfd);
+	if (sbx_prog_type_is_cgroup(info.type) && cgroup_type_of(name, &at)) {
+		rc = -ENOENT;
+		*err = sbx_asprintf("program %s is not in this binary's object (run "
+				    "'bpfsbx unload' to replace the pinned state)", name);
+		goto out;
+	}
+	for (int64_t until = sbx_now_ms() + RELINK_WAIT_MS;;) {
+		lfd = make_link(pfd, &info, name, sessions_fd, root_fd, at);
+		if (lfd >= 0 || (errno != EBUSY && errno != EEXIST) || sbx_now_ms() > until)
+			break;
+		usleep(20000);
 	}
 	if (lfd < 0) {
 		rc = -errno;
