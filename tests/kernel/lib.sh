@@ -54,7 +54,10 @@ event_count() { "$SBXT" event-match "$EVENTS" "$@" || true; }
 METRICS=/tmp/sbx-metrics
 daemon_start() {
 	mkdir -p $METRICS
-	"$SBX" daemon --log "$EVENTS" --metrics-dir $METRICS ${DAEMON_ARGS:-} >>"$DLOG" 2>&1 &
+	# the suite's daemon keeps its links, as tests of what runs with no
+	# session expect; t_idle.sh tests links on demand (DAEMON_ARGS wins)
+	"$SBX" daemon --log "$EVENTS" --metrics-dir $METRICS --idle-detach 0 ${DAEMON_ARGS:-} \
+		>>"$DLOG" 2>&1 &
 	echo $! >/tmp/sbx-daemon.pid
 	# loading verifies the programs: a minute or more under TCG on a busy host
 	for _ in $(seq 1800); do
@@ -187,3 +190,21 @@ stepper() {
 	STEPPER=$!
 }
 tried() { wait_for test -s /tmp/try.$1 || fail "try $1 did not happen"; cat /tmp/try.$1; }
+
+# a TCP or UDP socket outside the session bound to lo (SO_BINDTODEVICE)
+# on 127.0.0.1:PORT, before or after its port (python3 -c "$DEV_LISTEN"
+# KIND PORT device_first|device_after): prints LISTENING, then GOT or,
+# once /tmp/devPORT.stop exists, NOTHING
+DEV_LISTEN='import os, socket, sys
+kind, port, order = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
+if order == "device_first": s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+s.bind(("127.0.0.1", port))
+if order == "device_after": s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+if kind == "tcp": s.listen(4)
+print("LISTENING", flush=True)
+s.settimeout(0.3); got = None
+while got is None and not os.path.exists("/tmp/dev%d.stop" % port):
+    try: got = s.accept() if kind == "tcp" else s.recv(100)
+    except OSError: pass
+print("NOTHING" if got is None else "GOT", flush=True)'

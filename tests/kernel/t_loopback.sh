@@ -270,19 +270,7 @@ test_remembered_own_udp_server_is_looked_up_again_when_its_port_changes_hands() 
 # device, yet the kernel delivers loopback traffic to it when it is bound
 # to lo: its port is written down where it gets one, or where it gets its
 # device (bpf/ports.bpf.c), and decided as an outside listener's.
-DEV_LISTEN='import os, socket, sys
-kind, port, order = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
-if order == "device_first": s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
-s.bind(("127.0.0.1", port))
-if order == "device_after": s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
-if kind == "tcp": s.listen(4)
-print("LISTENING", flush=True)
-s.settimeout(0.3); got = None
-while got is None and not os.path.exists("/tmp/dev%d.stop" % port):
-    try: got = s.accept() if kind == "tcp" else s.recv(100)
-    except OSError: pass
-print("NOTHING" if got is None else "GOT", flush=True)'
+# (DEV_LISTEN KIND PORT ORDER: the listener, in lib.sh; t_idle.sh uses it too)
 
 # dev_outside KIND PORT ORDER CMD...: an outside socket bound to lo; CMD in
 # the session is refused and the socket gets nothing

@@ -11,6 +11,7 @@
 #include "lib/text.h"
 #include "user/cmd/cmd.h"
 #include "user/daemon/journal.h"
+#include "user/daemon/kernel.h"
 #include "user/daemon/notify.h"
 #include "user/control/control_client.h"
 #include "user/daemon/loop.h"
@@ -32,6 +33,10 @@ static const struct sbx_opt daemon_opts[] = {
 	{ "policy-cache-ttl", 'P', 0, 0, "SECONDS", "300",
 	  "how long a compiled policy stays in the kernel for the next session of the same "
 	  "policy, user and project (0: until its last session ends)", NULL },
+	{ "idle-detach", 'i', 0, 0, "SECONDS", "180",
+	  "drop the programs' links once no session has existed for SECONDS, so that an idle "
+	  "machine runs nothing of bpfsbx; the next run makes them again (0: make them at the "
+	  "start and keep them)", NULL },
 	{ "no-journal", 'J', 0, 0, NULL, NULL, "do not send events to the systemd journal", NULL },
 	{ 0 }
 };
@@ -66,6 +71,15 @@ static int cmd_daemon(int argc, char **argv)
 			o.pcache_ttl_s = v;
 			o.pcache_ttl_set = true;
 			break;
+		case 'i':
+			if (!sbx_parse_long(optarg, 0, 86400, &v)) {
+				sbx_err("daemon: --idle-detach takes seconds (0..86400), not '%s'",
+					optarg);
+				return SBX_EXIT_USAGE;
+			}
+			o.idle_detach_s = v;
+			o.idle_detach_set = true;
+			break;
 		case 'm':
 			if (sbx_metrics_init(optarg, &err)) {
 				sbx_err("daemon: %s", err);
@@ -98,10 +112,13 @@ static int cmd_daemon(int argc, char **argv)
 		sbx_daemon_fini(&d);
 		return SBX_EXIT_FAIL;
 	}
-	/* the programs are attached and the control socket listens: confining */
+	/* the programs are loaded (attached, or attached before any session
+	 * is reported started) and the control socket listens: confining */
 	sbx_info("ready (pid %d, %s)", (int)getpid(), d.k.loaded_here ? "loaded" : "adopted");
-	sbx_notify("READY=1\nSTATUS=confining: programs %s and attached, serving %s",
-		   d.k.loaded_here ? "loaded" : "adopted", sbx_control_path());
+	sbx_notify("READY=1\nSTATUS=confining: programs %s and %s, serving %s",
+		   d.k.loaded_here ? "loaded" : "adopted",
+		   sbx_kernel_attached() ? "attached" : "attached at the first session",
+		   sbx_control_path());
 	rc = sbx_daemon_loop(&d);
 	sbx_notify("STOPPING=1\nSTATUS=stopping: sessions stay confined (the programs stay "
 		   "pinned until bpfsbx unload)");

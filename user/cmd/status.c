@@ -93,7 +93,9 @@ static int cmd_status(int argc, char **argv)
 	printf("daemon: running (pid %lld%s)\n",
 	       (long long)json_integer_value(json_object_get(r, "daemon_pid")),
 	       json_is_true(json_object_get(r, "embedded")) ? ", embedded in a run" : "");
-	printf("kernel: programs pinned under %s\n", sbx_json_str(r, "pins"));
+	printf("kernel: programs pinned under %s, %s\n", sbx_json_str(r, "pins"),
+	       json_is_true(json_object_get(r, "linked")) ? "attached" :
+	       "detached (no session for a while: attached again at the next run)");
 	st = json_object_get(r, "stats");
 	printf("counters: %lld checks (%lld from the verdict cache), %lld denied, %lld asked, "
 	       "%lld audited, %lld grants used, %lld internal errors, %lld walks truncated\n",

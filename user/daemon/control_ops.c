@@ -19,6 +19,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "user/control/control_client.h"
+#include "user/daemon/attach.h"
 #include "user/daemon/control_ops.h"
 #include "user/daemon/notice.h"
 #include "user/daemon/events.h"
@@ -141,12 +142,16 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		for (int i = 0; i < SBX_SP_N; i++)
 			json_object_set_new(prof, sbx_start_phase_names[i],
 					    json_integer((json_int_t)d->start_ns[i]));
-		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i}", "ok", 1,
+		unsigned idle_s;
+		bool linked = sbx_attach_state(d, &idle_s);
+
+		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i}", "ok", 1,
 				 "daemon_pid", (int)getpid(), "sessions", sessions, "stats", stats,
 				 "pins", SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
 				 (int)d->once_ttl_s, "dns_answer_to_map", sbx_resolver_latency(),
 				 "last_session_start_ns", prof, "tier", sbx_tier_name(d->k.tier),
-				 "landlock_abi", d->k.landlock_abi);
+				 "landlock_abi", d->k.landlock_abi, "linked", linked,
+				 "idle_detach_s", (int)idle_s);
 	}
 }
 

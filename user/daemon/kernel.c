@@ -9,6 +9,11 @@
  * is renamed into place last, so a crash midway never leaves a half
  * state that a later daemon would adopt.
  *
+ * Programs are pinned at load; their links are made from those pins on
+ * demand (sbx_kernel_attach, at the first session) and dropped by
+ * unpinning them (sbx_kernel_detach, when no session has existed for a
+ * while): a machine with no session pays for no hook.
+ *
  * Cgroup programs (SEC("cgroup/..."), dns.bpf.c) are attached to the
  * sessions' root, <cgroup2>/bpfsbx, by links pinned next to the LSM links;
  * if that directory is ever made anew, sbx_sessions_root_sync() moves
@@ -31,6 +36,7 @@
 #include <bpf/libbpf.h>
 #include "bpfsbx.skel.h"
 #include "user/daemon/kernel.h"
+#include "user/daemon/dev_ports.h"
 #include "user/daemon/lsm_diag.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
@@ -70,6 +76,7 @@ static const struct map_slot slots[] = {
 	SLOT("sbx_dns_ports", dns_ports),
 	SLOT("sbx_dns_sk", dns_sk),
 	SLOT("sbx_learned", learned),
+	SLOT("sbx_dev_ports", dev_ports),
 };
 
 static int *slot_fd(struct sbx_kernel *k, const struct map_slot *s)
@@ -273,61 +280,50 @@ static bool on_cgroup_root(const char *prog)
 }
 
 /*
- * libbpf's skeleton attach leaves cgroup programs alone (they need a
- * cgroup); attach each to the sessions' root (or the cgroup root) by a
- * link, which the pin loop below pins with the others. Links on a cgroup
- * are always multi-attach (as BPF_F_ALLOW_MULTI): other programs on it
- * stay.
+ * The attach type of each cgroup program, by name. A pinned program does
+ * not say it (struct bpf_prog_info has no expected_attach_type); the
+ * object this binary carries does, so it is opened once, without a load.
  */
-static int attach_cgroup_progs(struct sbx_bpf *skel, struct sbx_config *cfg, char **err)
+struct cg_type {
+	char name[128];	/* the whole name, as pinned (the kernel keeps 15 bytes) */
+	enum bpf_attach_type type;
+};
+static struct cg_type *cg_types;
+static size_t n_cg_types;
+
+static int cgroup_types_read(char **err)
 {
-	char *cg_root = NULL;
-	uint64_t id = 0;
-	int fd = -1, rfd = -1, rc = 0;
+	struct sbx_bpf *skel;
+	struct bpf_program *p;
 
-	for (int i = 0; i < skel->skeleton->prog_cnt && !rc; i++) {
-		struct bpf_program *p = *skel->skeleton->progs[i].prog;
-		bool root = on_cgroup_root(bpf_program__name(p));
-		struct bpf_link *l;
-
-		if (!bpf_program__autoload(p) || !sbx_prog_type_is_cgroup(bpf_program__type(p)))
-			continue;
-		if (fd < 0) {
-			rc = sbx_cgroup_root(&cg_root, err);
-			if (rc)
-				break;
-			fd = open_sessions_root(cg_root, &id, err);
-			if (fd < 0) {
-				rc = -EIO;
-				break;
-			}
-		}
-		if (root && rfd < 0) {
-			rfd = open(cg_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (rfd < 0) {
-				rc = -errno;
-				*err = sbx_asprintf("%s: %s", cg_root, strerror(-rc));
-				break;
-			}
-		}
-		l = bpf_program__attach_cgroup(p, root ? rfd : fd);
-		if (!l) {
-			rc = -errno;
-			*err = sbx_asprintf("attaching %s to the %s cgroup: %s",
-					    bpf_program__name(p), root ? "root" : "sessions'",
-					    strerror(-rc));
-			break;
-		}
-		*skel->skeleton->progs[i].link = l;
+	if (cg_types)
+		return 0;
+	skel = sbx_bpf__open();
+	if (!skel) {
+		*err = sbx_asprintf("opening the BPF object failed: %s", strerror(errno));
+		return -EINVAL;
 	}
-	if (!rc && fd >= 0)
-		cfg->cgroup_progs_root = id;
-	if (fd >= 0)
-		close(fd);
-	if (rfd >= 0)
-		close(rfd);
-	free(cg_root);
-	return rc;
+	cg_types = sbx_calloc(skel->skeleton->prog_cnt + 1, sizeof(*cg_types));
+	bpf_object__for_each_program(p, skel->obj) {
+		if (!sbx_prog_type_is_cgroup(bpf_program__type(p)))
+			continue;
+		snprintf(cg_types[n_cg_types].name, sizeof(cg_types[0].name), "%s",
+			 bpf_program__name(p));
+		cg_types[n_cg_types++].type = bpf_program__expected_attach_type(p);
+	}
+	sbx_bpf__destroy(skel);
+	return 0;
+}
+
+static int cgroup_type_of(const char *name, enum bpf_attach_type *t)
+{
+	for (size_t i = 0; i < n_cg_types; i++) {
+		if (!strcmp(cg_types[i].name, name)) {
+			*t = cg_types[i].type;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 /*
@@ -458,19 +454,8 @@ static int load_and_pin(enum sbx_tier tier, char **err)
 		*err = sbx_asprintf("initialising sbx_config: %s", strerror(-rc));
 		goto fail;
 	}
-	rc = tier == SBX_TIER_BPF_LSM ? sbx_bpf__attach(skel) : 0;
-	if (rc) {
-		*err = sbx_asprintf("attaching the BPF-LSM programs failed: %s", strerror(-rc));
-		goto fail;
-	}
-	rc = attach_cgroup_progs(skel, &cfg, err);
-	if (rc)
-		goto fail;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.sbx_config), &zero, &cfg, BPF_ANY)) {
-		rc = -errno;
-		*err = sbx_asprintf("initialising sbx_config: %s", strerror(-rc));
-		goto fail;
-	}
+	/* no links yet: sbx_kernel_attach makes them from the pinned
+	 * programs, at the first session */
 
 	rc = mkdir(tmp, 0700);
 	snprintf(sub, sizeof(sub), "%s/maps", tmp);
@@ -498,24 +483,18 @@ static int load_and_pin(enum sbx_tier tier, char **err)
 		}
 	}
 	for (int i = 0; i < skel->skeleton->prog_cnt; i++) {
-		struct bpf_link *l = *skel->skeleton->progs[i].link;
 		char *p;
 
 		if (!bpf_program__autoload(*skel->skeleton->progs[i].prog))
 			continue;	/* a variant for another kernel */
-		p = sbx_asprintf("%s/links/%s", tmp, skel->skeleton->progs[i].name);
-		rc = l ? bpf_link__pin(l, p) : -ENOENT;
+		/* the links are made from these pins, again after every
+		 * detach, with no second load and verification */
+		p = sbx_asprintf("%s/progs/%s", tmp, skel->skeleton->progs[i].name);
+		rc = bpf_program__pin(*skel->skeleton->progs[i].prog, p);
 		free(p);
-		/* the programs too, so that tools (tools/bench) can detach and
-		 * re-attach without a new load and verification */
-		if (!rc) {
-			p = sbx_asprintf("%s/progs/%s", tmp, skel->skeleton->progs[i].name);
-			rc = bpf_program__pin(*skel->skeleton->progs[i].prog, p);
-			free(p);
-		}
 		if (rc) {
-			*err = sbx_asprintf("pinning link %s: %s", skel->skeleton->progs[i].name,
-					    strerror(-rc));
+			*err = sbx_asprintf("pinning program %s: %s",
+					    skel->skeleton->progs[i].name, strerror(-rc));
 			goto fail;
 		}
 	}
@@ -525,7 +504,7 @@ static int load_and_pin(enum sbx_tier tier, char **err)
 				    SBX_PIN_DIR, strerror(-rc));
 		goto fail;
 	}
-	/* The pins now hold the links and maps; the skeleton can go. */
+	/* The pins now hold the programs and maps; the skeleton can go. */
 	sbx_bpf__destroy(skel);
 	json_decref(costs);
 	return 0;
@@ -564,7 +543,8 @@ int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err)
 			return -EOPNOTSUPP;
 		}
 		if ((d.state == SBX_LSM_NOT_BUILT || d.state == SBX_LSM_NOT_LISTED) &&
-		    access(SBX_PIN_DIR "/links/sbx_file_open", F_OK) == 0) {
+		    (access(SBX_PIN_DIR "/progs/sbx_file_open", F_OK) == 0 ||
+		     access(SBX_PIN_DIR "/links/sbx_file_open", F_OK) == 0)) {
 			/* the pins are the full tier's, and this kernel no longer
 			 * says it has BPF-LSM: adopt neither tier */
 			*err = sbx_asprintf("%s; fix: %s ('bpfsbx doctor' says more); the programs "
@@ -598,6 +578,7 @@ int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err)
 		k->loaded_here = true;
 	}
 	rc = adopt(k, err);
+	rc = rc ?: cgroup_types_read(err);
 	if (rc)
 		sbx_kernel_close(k);
 	return rc;
@@ -612,6 +593,266 @@ void sbx_kernel_close(struct sbx_kernel *k)
 			close(*fd);
 		*fd = -1;
 	}
+}
+
+/* ---- links on demand ------------------------------------------------------ */
+
+/* names of the pins in dir (not . or ..), malloc'd, NULL-terminated */
+static char **pin_names(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (*n + 1 >= cap) {
+			cap = cap ? cap * 2 : 64;
+			v = sbx_realloc_array(v, cap, sizeof(*v));
+		}
+		v[(*n)++] = sbx_strdup(de->d_name);
+	}
+	closedir(d);
+	if (v)
+		v[*n] = NULL;
+	return v;
+}
+
+static void names_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static bool link_pinned(const char *name)
+{
+	char *p = sbx_asprintf(SBX_PIN_DIR "/links/%s", name);
+	struct stat st;
+	bool yes = stat(p, &st) == 0;
+
+	free(p);
+	return yes;
+}
+
+bool sbx_kernel_attached(void)
+{
+	size_t n;
+	char **progs = pin_names(SBX_PIN_DIR "/progs", &n);
+	bool all = progs != NULL;
+
+	for (size_t i = 0; all && i < n; i++)
+		all = link_pinned(progs[i]);
+	names_free(progs);
+	return all;
+}
+
+/*
+ * Move an epoch that BPF programs also move, from user space: far ahead,
+ * not by one. An increment a program makes between the read and the
+ * write is lost, but every value a cache entry can have recorded until
+ * then stays far below the new one, so none of them matches again.
+ */
+#define EPOCH_LEAP (1ull << 20)
+
+static int epoch_leap(const struct sbx_kernel *k, __u32 key)
+{
+	__u64 v;
+
+	if (bpf_map_lookup_elem(k->epoch, &key, &v))
+		return -errno;
+	v += EPOCH_LEAP;
+	return bpf_map_update_elem(k->epoch, &key, &v, BPF_ANY) ? -errno : 0;
+}
+
+/*
+ * While no link existed, no hook saw what happened: renames, links and
+ * mounts (the file verdicts cached on inodes, and the policy cache's
+ * hard-link scans, trust SBX_EPOCH_RENAME and SBX_EPOCH_LINK); ports
+ * taken and left (SBX_EPOCH_PORTS: loopback listeners remembered on
+ * sockets); sockets bound to a device (sbx_dev_ports, which only the
+ * fexit programs of ports.bpf.c fill). Run once the links exist, so that
+ * whatever happens from then on is seen by the hooks and whatever
+ * happened before is covered here. Sessions' own marks (socket owners,
+ * FIFOs, ptys, keys) need nothing: with no session, nothing was marked,
+ * and unmarked counts as outside.
+ */
+static int forget_the_unseen(const struct sbx_kernel *k, char **err)
+{
+	static const __u32 leap[] = { SBX_EPOCH_RENAME, SBX_EPOCH_LINK, SBX_EPOCH_PORTS };
+	size_t noted = 0;
+	int rc;
+
+	rc = sbx_dev_ports_scan(k->dev_ports, &noted, err);
+	if (rc)
+		return rc;
+	if (noted) {
+		rc = epoch_leap(k, SBX_EPOCH_DEV_PORTS);
+		if (rc) {
+			*err = sbx_asprintf("moving the device ports epoch: %s", strerror(-rc));
+			return rc;
+		}
+	}
+	for (size_t i = 0; i < sizeof(leap) / sizeof(leap[0]); i++) {
+		rc = epoch_leap(k, leap[i]);
+		if (rc) {
+			*err = sbx_asprintf("moving epoch %u: %s", leap[i], strerror(-rc));
+			return rc;
+		}
+	}
+	/* the datagram verdicts remembered on sockets, too */
+	sbx_net_changed(k);
+	return 0;
+}
+
+/*
+ * The kernel releases an unpinned link from a work queue, after the
+ * unlink has returned: an attach right after a detach can find the
+ * program still on its trampoline (EBUSY) or cgroup (EEXIST) for a while.
+ */
+#define RELINK_WAIT_MS 60000
+
+static int make_link(int pfd, const struct bpf_prog_info *info, const char *name,
+		     int sessions_fd, int root_fd, enum bpf_attach_type at)
+{
+	if (sbx_prog_type_is_cgroup(info->type))
+		return bpf_link_create(pfd, on_cgroup_root(name) ? root_fd : sessions_fd, at, NULL);
+	/* LSM programs by BPF_LINK_CREATE; fexit programs (and LSM ones where
+	 * that is refused) the way libbpf attaches them */
+	if (info->type == BPF_PROG_TYPE_LSM) {
+		int fd = bpf_link_create(pfd, 0, BPF_LSM_MAC, NULL);
+
+		if (fd >= 0 || errno == EBUSY)
+			return fd;
+	}
+	return bpf_raw_tracepoint_open(NULL, pfd);
+}
+
+/* one program's link, from its pin, pinned in links/ */
+static int link_one(const char *name, int sessions_fd, int root_fd, char **err)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	enum bpf_attach_type at = 0;
+	char *path = sbx_asprintf(SBX_PIN_DIR "/progs/%s", name);
+	int pfd = bpf_obj_get(path), lfd = -1, rc = 0;
+
+	free(path);
+	if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &info, &len)) {
+		rc = -errno;
+		*err = sbx_asprintf("program %s: %s", name, strerror(-rc));
+		goto out;
+	}
+	if (sbx_prog_type_is_cgroup(info.type) && cgroup_type_of(name, &at)) {
+		rc = -ENOENT;
+		*err = sbx_asprintf("program %s is not in this binary's object (run "
+				    "'bpfsbx unload' to replace the pinned state)", name);
+		goto out;
+	}
+	for (int64_t until = sbx_now_ms() + RELINK_WAIT_MS;;) {
+		lfd = make_link(pfd, &info, name, sessions_fd, root_fd, at);
+		if (lfd >= 0 || (errno != EBUSY && errno != EEXIST) || sbx_now_ms() > until)
+			break;
+		usleep(20000);
+	}
+	if (lfd < 0) {
+		rc = -errno;
+		*err = sbx_asprintf("attaching %s: %s", name, strerror(-rc));
+		goto out;
+	}
+	path = sbx_asprintf(SBX_PIN_DIR "/links/%s", name);
+	if (bpf_obj_pin(lfd, path)) {
+		rc = -errno;
+		*err = sbx_asprintf("pinning link %s: %s", name, strerror(-rc));
+	}
+	free(path);
+out:
+	if (lfd >= 0)
+		close(lfd);
+	if (pfd >= 0)
+		close(pfd);
+	return rc;
+}
+
+int sbx_kernel_attach(struct sbx_kernel *k, const char *cg_root, char **err)
+{
+	struct sbx_config cfg;
+	size_t n;
+	char **progs = pin_names(SBX_PIN_DIR "/progs", &n);
+	uint64_t id = 0;
+	__u32 zero = 0;
+	int sfd = -1, rfd = -1, rc = 0;
+
+	if (!progs) {
+		*err = sbx_asprintf("no pinned programs under %s/progs: %s", SBX_PIN_DIR,
+				    strerror(errno));
+		return -ENOENT;
+	}
+	sfd = open_sessions_root(cg_root, &id, err);
+	rfd = sfd < 0 ? -1 : open(cg_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0) {
+		rc = -EIO;
+		if (sfd >= 0)
+			*err = sbx_asprintf("%s: %s", cg_root, strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (link_pinned(progs[i]))
+			continue;
+		rc = link_one(progs[i], sfd, rfd, err);
+	}
+	if (rc)
+		goto out;
+	/* even when every link is there already: a try that made them and
+	 * then failed here left the unseen unforgotten */
+	rc = forget_the_unseen(k, err);
+	if (rc)
+		goto out;
+	if (bpf_map_lookup_elem(k->config, &zero, &cfg) == 0) {
+		cfg.cgroup_progs_root = id;
+		if (bpf_map_update_elem(k->config, &zero, &cfg, BPF_ANY))
+			rc = -errno;
+	} else {
+		rc = -errno;
+	}
+	if (rc)
+		*err = sbx_asprintf("writing sbx_config: %s", strerror(-rc));
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (rfd >= 0)
+		close(rfd);
+	names_free(progs);
+	return rc;
+}
+
+int sbx_kernel_detach(size_t *n, char **err)
+{
+	size_t m;
+	char **links = pin_names(SBX_PIN_DIR "/links", &m);
+	int rc = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < m; i++) {
+		char *p = sbx_asprintf(SBX_PIN_DIR "/links/%s", links[i]);
+
+		/* the pin is the link's last reference: the program detaches */
+		if (unlink(p) == 0)
+			(*n)++;
+		else if (errno != ENOENT && !rc)
+			rc = -errno;
+		free(p);
+	}
+	if (rc)
+		*err = sbx_asprintf("unpinning links under %s/links: %s", SBX_PIN_DIR,
+				    strerror(-rc));
+	names_free(links);
+	return rc;
 }
 
 int sbx_kernel_unload(char **err)

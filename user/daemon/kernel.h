@@ -15,7 +15,7 @@
 struct sbx_kernel {
 	int sessions, inode_rules, chain_rules, name_rules, net4, net6;
 	int grants, protected_, config, stats, events, epoch, listeners, ctl_peers;
-	int dns_resolvers, dns_ports, dns_sk, learned;
+	int dns_resolvers, dns_ports, dns_sk, learned, dev_ports;
 	bool loaded_here;	/* this process loaded and pinned the programs */
 	/* SBX_TIER_BPF_LSM, or SBX_TIER_LANDLOCK where BPF-LSM is not in the
 	 * kernel (or not in its LSM list): only the cgroup programs are
@@ -25,14 +25,27 @@ struct sbx_kernel {
 };
 
 bool sbx_kernel_pinned(void);
-/* Adopt the pinned state or, if there is none and load is true, load,
- * attach and pin atomically. On failure nothing is left behind. Without
- * BPF-LSM (not built, or not in the LSM list) and with Landlock, the
- * fallback tier: the cgroup programs only. A kernel that lists BPF-LSM
- * but refuses its programs (lockdown, a container) is refused, as is one
- * with neither. */
+/* Adopt the pinned state or, if there is none and load is true, load
+ * and pin the programs and maps atomically (no links: sbx_kernel_attach).
+ * On failure nothing is left behind. Without BPF-LSM (not built, or not in
+ * the LSM list) and with Landlock, the fallback tier: the cgroup programs
+ * only. A kernel that lists BPF-LSM but refuses its programs (lockdown, a
+ * container) is refused, as is one with neither. */
 int sbx_kernel_up(struct sbx_kernel *k, bool load, char **err);
 void sbx_kernel_close(struct sbx_kernel *k);
+/*
+ * Make the link of every pinned program that has none, and pin it; then
+ * forget what the hooks could not see while links were missing (epochs,
+ * ports bound to a device). Sessions start only once this has returned 0:
+ * a session with a hook missing is never reported started.
+ */
+int sbx_kernel_attach(struct sbx_kernel *k, const char *cg_root, char **err);
+/* Does every pinned program have its link? */
+bool sbx_kernel_attached(void);
+/* Unpin every link (the programs and maps stay): with no session, nothing
+ * of bpfsbx runs. Unlinking a trampoline waits for RCU tasks: call it off
+ * the daemon's loop. *n: the links removed. */
+int sbx_kernel_detach(size_t *n, char **err);
 /* Remove every pin: enforcement stops. */
 int sbx_kernel_unload(char **err);
 int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX]);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "user/daemon/attach.h"
 #include "user/daemon/claude_json.h"
 #include "user/control/control_client.h"
 #include "user/daemon/control_ops.h"
@@ -217,7 +218,9 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 	rc = sbx_sessions_adopt(d);
 	if (rc > 0)
 		sbx_info("adopted %d live session(s)", rc);
-	return 0;
+	/* an embedded daemon serves one session, now: its links too */
+	return sbx_attach_init(d, d->embedded ? 0 : o->idle_detach_set ? o->idle_detach_s :
+			       SBX_IDLE_DETACH_S, err);
 }
 
 void sbx_daemon_fini(struct sbx_daemon *d)
@@ -225,6 +228,7 @@ void sbx_daemon_fini(struct sbx_daemon *d)
 	struct sbx_config cfg;
 	__u32 zero = 0;
 
+	sbx_attach_fini(d);
 	while (conns) {
 		struct conn *c = conns;
 

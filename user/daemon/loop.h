@@ -13,6 +13,8 @@ struct sbx_daemon_opts {
 	unsigned once_ttl_s;		/* 0: SBX_ONCE_TTL_S */
 	bool pcache_ttl_set;
 	unsigned pcache_ttl_s;		/* unset: SBX_PCACHE_TTL_S */
+	bool idle_detach_set;
+	unsigned idle_detach_s;		/* unset: SBX_IDLE_DETACH_S; 0: never */
 };
 
 int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char **err);

@@ -370,8 +370,10 @@ static bool ways_quiet(struct sbx_daemon *d, const struct sbx_pcache *e)
  * daemon's own (SBX_EPOCH_LINK, bumped by the path_link, path_rename and
  * mount hooks). While it stands still no hard link can have appeared, so
  * the directory scan behind the digest can be skipped. The
- * programs stay attached while no daemon runs; only a deliberate detach
- * (the benchmarks' condition A) stops the count, and the TTL bounds that.
+ * programs stay attached while no daemon runs. While they are detached
+ * (the idle detach, attach.h, or the benchmarks' condition A) nothing
+ * counts: sbx_kernel_attach moves the epoch past every value read before,
+ * so the first session after it scans again.
  */
 static bool link_epoch(struct sbx_daemon *d, uint64_t *v)
 {

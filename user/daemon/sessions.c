@@ -25,6 +25,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "user/daemon/attach.h"
 #include "user/daemon/decisions.h"
 #include "user/daemon/events.h"
 #include "user/daemon/grants.h"
@@ -132,9 +133,9 @@ static void phase_done(struct sbx_daemon *d, enum sbx_start_phase i, uint64_t *t
 	*t = now;
 }
 
-int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
-		       const char *policy_path, const char *project, const char *home,
-		       struct sbx_session_rt **out, char **err, json_t **diags)
+static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
+			  const char *policy_path, const char *project, const char *home,
+			  struct sbx_session_rt **out, char **err, json_t **diags)
 {
 	struct sbx_session_rt *s = sbx_calloc(1, sizeof(*s));
 	struct sbx_policy_use u = {};
@@ -299,6 +300,31 @@ fail:
 	return rc ? rc : -EINVAL;
 }
 
+/*
+ * The links first (attach.h): a session is never reported started, nor
+ * its policy taken from the cache, before every hook runs again and what
+ * the hooks missed while detached is forgotten.
+ */
+int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
+		       const char *policy_path, const char *project, const char *home,
+		       struct sbx_session_rt **out, char **err, json_t **diags)
+{
+	char *aerr = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = sbx_attach_session_begin(d, &aerr);
+	if (rc) {
+		*err = sbx_asprintf("attaching bpfsbx's programs failed, so the session is "
+				    "refused: %s", aerr ? aerr : strerror(-rc));
+		free(aerr);
+		return rc;
+	}
+	rc = session_create(d, pid, uid, gid, policy_path, project, home, out, err, diags);
+	sbx_attach_session_done(d);
+	return rc;
+}
+
 int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s, const char *policy_path,
 		       char **err, json_t **diags)
 {
@@ -373,6 +399,7 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 		if (bpf_map_update_elem(d->k.epoch, &key, &zero, BPF_ANY))
 			sbx_warn("clearing the session ports word: %s", strerror(errno));
 	}
+	sbx_attach_sessions_changed(d);
 	sbx_info("session %s ended", s->name);
 	{
 		uint32_t id = s->policy_id;

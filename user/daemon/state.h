@@ -155,6 +155,7 @@ struct sbx_session_rt {
 
 struct sbx_pcache;
 struct sbx_dirwatch;
+struct sbx_attach;
 struct ring_buffer;
 
 /* Where the last `run` spent its time in the daemon, phase by phase (ns;
@@ -175,6 +176,7 @@ extern const char *const sbx_start_phase_names[SBX_SP_N];
 
 struct sbx_daemon {
 	struct sbx_kernel k;
+	struct sbx_attach *attach;	/* the links on demand (attach.h) */
 	struct ring_buffer *rb;
 	int ep, ctl, ino, sig, timer;
 	struct sbx_qwatch *qwatch;	/* the sessions' queues: decisions arriving */

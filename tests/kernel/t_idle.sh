@@ -1,0 +1,164 @@
+# Links on demand (user/daemon/attach.c): a daemon with no session drops
+# its programs' links after --idle-detach seconds and makes them again at
+# the next run. While no link existed no hook saw anything, so what the
+# hooks learn from everyone (links, ports bound to a device) must be
+# learned again before the next session is reported started. Each test
+# does its outside step while the links are gone, then checks the effect
+# from a new session.
+
+IDLE_S=2
+# making and dropping some 90 links takes tens of seconds under TCG on a
+# loaded host (each trampoline's unlink waits for RCU tasks)
+timeout_test_links_go_after_the_idle_time_and_come_back_at_the_next_run=600
+timeout_test_an_outside_listener_bound_while_detached_is_refused=600
+timeout_test_a_hard_link_made_while_detached_is_refused=600
+timeout_test_a_socket_made_before_the_first_session_is_refused_in_it=600
+
+# prog ids of bpfsbx's programs with a link in the kernel (bpftool, not
+# the pins: a pin removed with its link still attached would hide it)
+kernel_links() {
+	python3 -I -c 'import json, subprocess
+def j(*a): return json.loads(subprocess.run(["bpftool", "-j"] + list(a), capture_output=True, text=True, check=True).stdout or "[]")
+ours = {p["id"] for p in j("prog", "show") if p.get("name", "").startswith("sbx_")}
+print(sum(1 for l in j("link", "show") if l.get("prog_id") in ours))'
+}
+pinned_progs() { ls /sys/fs/bpf/bpfsbx/progs | wc -l; }
+pinned_links() { ls /sys/fs/bpf/bpfsbx/links | wc -l; }
+
+# the suite's daemon keeps its links: this file's drops them after IDLE_S
+idle_daemon() {
+	[ "$("$SBX" status --json 2>/dev/null | "$SBXT" json-get /dev/stdin idle_detach_s)" = $IDLE_S ] &&
+		return 0
+	daemon_stop
+	DAEMON_ARGS="--idle-detach $IDLE_S" daemon_start
+}
+
+# wait until no link of bpfsbx exists in the kernel (the TTL, then the
+# thread's unpinning, which waits for RCU tasks)
+wait_detached() {
+	for _ in $(seq 300); do
+		[ "$(kernel_links)" = 0 ] && [ "$(pinned_links)" = 0 ] && return 0
+		sleep 0.2
+	done
+	fail "links still attached after the idle time: $(kernel_links) in the kernel, $(pinned_links) pinned"
+}
+
+teardown_file() {
+	daemon_stop
+	daemon_start
+}
+
+# a session that runs CMD, writes its last line to /tmp/idle.out and
+# waits for /tmp/idle.go: the links are counted while it holds them (once
+# it ends, the idle time is shorter than a count takes under TCG)
+held_session() {
+	rm -f /tmp/idle.out /tmp/idle.go /tmp/idle.tmp
+	in_session $POL/core.yaml sh -c "$* >/tmp/idle.tmp 2>&1; tail -n 1 /tmp/idle.tmp >/tmp/idle.out
+		while [ ! -e /tmp/idle.go ]; do sleep 0.1; done" &
+	HELD=$!
+	# making 90 links takes seconds under TCG
+	for _ in $(seq 600); do [ -s /tmp/idle.out ] && return 0; sleep 0.1; done
+	fail "the session did not start"
+}
+release_session() { touch /tmp/idle.go; wait $HELD || true; }
+
+links_all_there() {
+	[ "$(kernel_links)" -ge "$(pinned_progs)" ] ||
+		fail "$1: $(kernel_links) links in the kernel for $(pinned_progs) programs"
+	[ "$(pinned_links)" = "$(pinned_progs)" ] || fail "$1: $(pinned_links) link pins for $(pinned_progs) programs"
+	"$SBX" status | grep -q "pinned under .*, attached" || fail "$1: status: $("$SBX" status | grep kernel:)"
+}
+
+test_links_go_after_the_idle_time_and_come_back_at_the_next_run() {
+	idle_daemon
+	held_session echo up
+	links_all_there "a session"
+	release_session
+	wait_detached
+	"$SBX" status | grep -q "detached" || fail "status: $("$SBX" status | grep kernel:)"
+	grep -q "links dropped" $DLOG || fail "no log line for the detach"
+	# the next run makes them again before its command runs: enforced
+	held_session $SBXT open $THOME/.ssh/id_rsa
+	[ "$(cat /tmp/idle.out)" = "ERR EPERM" ] || fail "first session after idle: $(cat /tmp/idle.out)"
+	links_all_there "the first session after idle"
+	release_session
+	# and they go again
+	wait_detached
+}
+
+# ports.bpf.c writes down every port a socket bound to a device takes
+# (the loopback lookup cannot see such a socket); while detached it did
+# not: the ports are read from sock_diag at the attach
+
+test_an_outside_listener_bound_while_detached_is_refused() {
+	idle_daemon
+	wait_detached
+	local port kind pids=()
+	for kind in udp:7361 tcp:7362; do
+		port=${kind#*:}
+		rm -f /tmp/dev$port.stop
+		as_user /usr/bin/python3 -I -c "$DEV_LISTEN" ${kind%:*} $port device_first >/tmp/dev$port 2>&1 &
+		pids+=($!)
+		wait_for grep -q LISTENING /tmp/dev$port || fail "listener on $port: $(cat /tmp/dev$port)"
+	done
+	# a plain one too (found by the lookup, no mark: outside)
+	rm -f /tmp/idle7363.stop
+	as_user /usr/bin/python3 -I -c 'import os, socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 7363)); s.listen(4); print("LISTENING", flush=True)
+while not os.path.exists("/tmp/idle7363.stop"): time.sleep(0.3)' >/tmp/idle7363 2>&1 &
+	pids+=($!)
+	wait_for grep -q LISTENING /tmp/idle7363 || fail "plain listener: $(cat /tmp/idle7363)"
+	[ "$(kernel_links)" = 0 ] || fail "the listeners attached something"
+	expect "ERR EPERM" in_session $POL/loopback.yaml $SBXT sendto 4 127.0.0.1 7361
+	expect "ERR EPERM" in_session $POL/loopback.yaml $SBXT connect 4 127.0.0.1 7362
+	expect "ERR EPERM" in_session $POL/loopback.yaml $SBXT connect 4 127.0.0.1 7363
+	event object=127.0.0.1:7361 verdict=ask
+	event object=127.0.0.1:7362 verdict=ask
+	touch /tmp/dev7361.stop /tmp/dev7362.stop /tmp/idle7363.stop
+	wait ${pids[0]} ${pids[1]} ${pids[2]} || true
+	grep -q NOTHING /tmp/dev7361 || fail "the outside UDP socket bound to lo received"
+	grep -q NOTHING /tmp/dev7362 || fail "the outside TCP socket bound to lo accepted"
+}
+
+# The compiled policy is kept for the next session while no link, rename
+# or mount happened (SBX_EPOCH_LINK); a hard link made while no hook
+# counted must still make the next session scan again.
+test_a_hard_link_made_while_detached_is_refused() {
+	idle_daemon
+	rm -f /srv/sbx/open/idle-hl
+	# compiled and cached: ~/.ssh is scanned, id_rsa has one link
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
+	wait_detached
+	as_user ln $THOME/.ssh/id_rsa /srv/sbx/open/idle-hl
+	[ "$(kernel_links)" = 0 ] || fail "the link attached something"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open /srv/sbx/open/idle-hl
+	event operation=open_read verdict=deny comm=sbxtest
+	rm -f /srv/sbx/open/idle-hl
+}
+
+# A socket made before the first session (no hook ran at its creation)
+# and inherited by one is decided at its use like the session's own.
+HOLD_SOCKET='import os, socket, sys
+for fd, t in ((5, socket.SOCK_STREAM), (6, socket.SOCK_DGRAM)):
+    s = socket.socket(socket.AF_INET, t); os.dup2(s.fileno(), fd); s.detach()
+os.execv(sys.argv[1], sys.argv[1:])'
+USE_SOCKET='import errno, socket, sys
+s = socket.socket(fileno=int(sys.argv[1]))
+try:
+    if s.type == socket.SOCK_STREAM: s.settimeout(3); s.connect(("10.66.1.1", 80))
+    else: s.sendto(b"x", ("10.66.1.1", 54))
+    print("OK")
+except OSError as e:
+    print("ERR " + errno.errorcode.get(e.errno, str(e.errno)))'
+
+test_a_socket_made_before_the_first_session_is_refused_in_it() {
+	idle_daemon
+	wait_detached
+	for fd in 5 6; do
+		expect "ERR EPERM" as_user /usr/bin/python3 -I -c "$HOLD_SOCKET" "$SBX" run \
+			--policy $POL/core.yaml --project $PROJ -- /usr/bin/python3 -I -c "$USE_SOCKET" $fd
+	done
+	event operation=connect object=10.66.1.1:80 verdict=deny
+	event operation=sendmsg object=10.66.1.1:54 verdict=deny
+}
