@@ -26,6 +26,7 @@
 #include "user/daemon/policy_cache.h"
 #include "user/daemon/resolver.h"
 #include "user/daemon/sessions.h"
+#include "user/daemon/sinks.h"
 #include "lib/json.h"
 
 json_t *sbx_ctl_error(const char *fmt, ...)
@@ -140,11 +141,11 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		for (int i = 0; i < SBX_SP_N; i++)
 			json_object_set_new(prof, sbx_start_phase_names[i],
 					    json_integer((json_int_t)d->start_ns[i]));
-		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o}", "ok", 1, "daemon_pid",
+		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:o}", "ok", 1, "daemon_pid",
 				 (int)getpid(), "sessions", sessions, "stats", stats, "pins",
 				 SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
 				 (int)d->once_ttl_s, "dns_answer_to_map", sbx_resolver_latency(),
-				 "last_session_start_ns", prof);
+				 "last_session_start_ns", prof, "sinks", sbx_sinks_status());
 	}
 }
 
@@ -344,7 +345,7 @@ static const struct sbx_ctl_op ops[] = {
 	{ "status", op_status, SBX_CTL_ANYONE, no_args,
 	  "the daemon's sessions and the kernel's counters",
 	  "`{\"ok\":true,\"daemon_pid\",\"sessions\":[{name,cgid,uid,project,policy,policy_id,"
-	  "grants,rules,populated}],\"stats\":{...},\"pins\",\"embedded\",\"once_ttl_s\"}`" },
+	  "grants,rules,populated}],\"stats\":{...},\"pins\",\"embedded\",\"once_ttl_s\",\"sinks\":{journal,syslog,otlp}}`" },
 	{ "learned", op_learned, SBX_CTL_OUTSIDE, learned_args,
 	  "the names the caller's live sessions (root: all) learned an address from",
 	  "`{\"ok\":true,\"names\":[{session,name,addr,expires_in_s}]}`" },
