@@ -14,7 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { root, here, tmpdir, sleep, assert, run } from './lib.mjs';
 import { otlpReceiver } from './otlp.mjs';
 
-const fixture = path.join(root, 'build', 'event-fixture');
+const fixture = process.env.SBX_EVENT_FIXTURE || path.join(root, 'build', 'event-fixture');
 const SESSION = 'fleet-test';
 const PROJECT = '/srv/fleet-project';
 const REASON = 'SSH keys stay with the person';

@@ -10,8 +10,8 @@
  * connection that is down, loses the message, which is counted and
  * shown by the metrics (the event log and the journal still have it; the
  * OTLP sink is the one with a persistent queue). The daemon never waits
- * on a receiver: sends do not block, and a TCP connection is retried at
- * the next event at most once a second.
+ * on a receiver: sends do not block, and after a failure the target is
+ * reached again at the next event, at most once a second.
  *
  * TCP frames each message by octet counting, "LEN SP MSG" (RFC 6587,
  * 3.4.1), so that a message may hold a newline.
@@ -282,12 +282,12 @@ void sbx_syslog_event(const struct sbx_evrec *r)
 	if (msg && !send_msg(msg)) {
 		sent++;
 	} else {
-		/* a stream cut mid-message cannot be resumed: reconnect */
+		/* a stream cut mid-message cannot be resumed, and a datagram
+		 * socket stays connected to a receiver that has restarted
+		 * (ECONNREFUSED): reconnect, at most once a second */
 		failures++;
-		if (target.proto == SBX_SYSLOG_TCP) {
-			close(fd);
-			fd = -1;
-		}
+		close(fd);
+		fd = -1;
 	}
 	free(msg);
 }
