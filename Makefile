@@ -239,11 +239,17 @@ $(BUILD)/queue-fixture: tests/e2e/queue_fixture.c $(call obj,$(BASE_SRCS) $(POLI
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $^ -ljansson -lyaml
 
-test: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture $(BUILD)/unit-tests $(BUILD)/bpfsbx-san fuzz
+# kernel events through the daemon's event path into its sinks, for the
+# fleet tests (tests/e2e/test-fleet.mjs: rsyslog, OTLP, journal-remote)
+$(BUILD)/event-fixture: tests/e2e/event_fixture.c $(call obj,$(LIB_SRCS),obj) $(PAGE_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $^ $(BIN_LIBS)
+
+test: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture $(BUILD)/event-fixture $(BUILD)/unit-tests $(BUILD)/bpfsbx-san fuzz
 	$(Q)tests/run
 
 # make vmtest [T=REGEX] [K="6.1 6.12"]: the kernel suite, or the tests whose name matches REGEX
-vmtest: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture
+vmtest: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture $(BUILD)/event-fixture
 	$(Q)VMTEST_FILTER="$(T)" VMTEST_KERNELS="$(or $(K),6.1 6.12)" tests/run --only vm
 
 # make bench [K="6.1 6.12"] [BEFORE=COMMIT]: one guest per kernel (and per
@@ -369,10 +375,11 @@ $(COMPLETION): tools/completion/bpfsbx.bash.in $(BUILD)/bpfsbx
 DEB_BUILD := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
              libjansson-dev libyaml-dev libssl-dev libcunit1-dev pkg-config \
              libclang-rt-14-dev libldns-dev libmicrohttpd-dev libsystemd-dev scdoc \
-             libseccomp-dev
+             libseccomp-dev libcurl4-openssl-dev
 DEB_TEST  := qemu-system-x86 busybox-static kmod cpio iproute2 bubblewrap sudo \
              python3 python3-dnslib git ca-certificates xz-utils tmux openssh-client \
-             acl attr e2fsprogs socat keyutils libcap2-bin chromium curl systemd man-db logrotate prometheus
+             acl attr e2fsprogs socat keyutils libcap2-bin chromium curl systemd man-db logrotate prometheus \
+             rsyslog systemd-journal-remote
 deps:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEB_BUILD) $(DEB_TEST)

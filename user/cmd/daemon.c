@@ -16,6 +16,8 @@
 #include "user/control/control_client.h"
 #include "user/daemon/loop.h"
 #include "user/daemon/metrics.h"
+#include "user/daemon/otlp.h"
+#include "user/daemon/syslog.h"
 
 static void usage(FILE *f)
 {
@@ -38,6 +40,17 @@ static const struct sbx_opt daemon_opts[] = {
 	  "machine runs nothing of bpfsbx; the next run makes them again (0: make them at the "
 	  "start and keep them)", NULL },
 	{ "no-journal", 'J', 0, 0, NULL, NULL, "do not send events to the systemd journal", NULL },
+	{ "syslog", 'S', 0, 0, "TARGET", NULL,
+	  "also send each event as RFC 5424 syslog with structured data to TARGET: "
+	  "unix:/dev/log, udp:HOST:PORT or tcp:HOST:PORT", NULL },
+	{ "otlp", 'O', 0, 0, "URL", NULL,
+	  "also send each event as an OTLP/HTTP JSON log record to URL (a collector's "
+	  "http://HOST:4318/v1/logs), queued on disk while it is down", NULL },
+	{ "otlp-queue", 'Q', 0, 'd', "DIR", SBX_OTLP_QUEUE_DIR,
+	  "where OTLP records wait for the endpoint", NULL },
+	{ "otlp-queue-max", 'X', 0, 0, "N", "10000",
+	  "records the OTLP queue holds (1..1000000); past that, new ones are counted as lost",
+	  NULL },
 	{ 0 }
 };
 
@@ -45,6 +58,8 @@ static int cmd_daemon(int argc, char **argv)
 {
 	struct sbx_daemon_opts o = {};
 	struct sbx_daemon d;
+	const char *otlp = NULL, *otlp_queue = SBX_OTLP_QUEUE_DIR;
+	long otlp_max = SBX_OTLP_QUEUE_MAX;
 	char *err = NULL;
 	int c, rc;
 
@@ -90,6 +105,26 @@ static int cmd_daemon(int argc, char **argv)
 		case 'J':
 			sbx_journal_enable(false);
 			break;
+		case 'S':
+			if (sbx_syslog_configure(optarg, &err)) {
+				sbx_err("daemon: %s", err);
+				free(err);
+				return SBX_EXIT_USAGE;
+			}
+			break;
+		case 'O':
+			otlp = optarg;
+			break;
+		case 'Q':
+			otlp_queue = optarg;
+			break;
+		case 'X':
+			if (!sbx_parse_long(optarg, 1, 1000000, &otlp_max)) {
+				sbx_err("daemon: --otlp-queue-max takes a number (1..1000000), not '%s'",
+					optarg);
+				return SBX_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return SBX_EXIT_OK;
@@ -102,6 +137,11 @@ static int cmd_daemon(int argc, char **argv)
 		sbx_err("daemon: unexpected argument '%s'", argv[optind]);
 		return SBX_EXIT_USAGE;
 	}
+	if (otlp && sbx_otlp_configure(otlp, otlp_queue, otlp_max, &err)) {
+		sbx_err("daemon: %s", err);
+		free(err);
+		return SBX_EXIT_USAGE;
+	}
 	sbx_set_log_prefix("bpfsbx daemon");
 	sbx_set_log_timestamps(true);
 	rc = sbx_daemon_init(&d, &o, &err);
@@ -110,6 +150,7 @@ static int cmd_daemon(int argc, char **argv)
 		sbx_notify("STATUS=failed: %s", err ? err : strerror(-rc));
 		free(err);
 		sbx_daemon_fini(&d);
+		sbx_otlp_stop(0);
 		return SBX_EXIT_FAIL;
 	}
 	/* the programs are loaded (attached, or attached before any session
@@ -123,6 +164,8 @@ static int cmd_daemon(int argc, char **argv)
 	sbx_notify("STOPPING=1\nSTATUS=stopping: sessions stay confined (the programs stay "
 		   "pinned until bpfsbx unload)");
 	sbx_daemon_fini(&d);
+	/* what the endpoint has not taken by then waits on disk for the next start */
+	sbx_otlp_stop(1000);
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 

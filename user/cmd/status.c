@@ -111,6 +111,20 @@ static int cmd_status(int argc, char **argv)
 	       (long long)json_integer_value(json_object_get(st, "events")),
 	       (long long)json_integer_value(json_object_get(st, "events_received")),
 	       (long long)json_integer_value(json_object_get(st, "event_drops")));
+	{
+		const json_t *sk = json_object_get(r, "sinks"), *o = json_object_get(sk, "otlp");
+		const json_t *sl = json_object_get(sk, "syslog");
+
+#define N(j, k) (long long)json_integer_value(json_object_get(j, k))
+		if (N(sl, "sent") || N(sl, "failures"))
+			printf("syslog: %lld sent, %lld not delivered\n", N(sl, "sent"),
+			       N(sl, "failures"));
+		if (o)
+			printf("otlp: %lld queued, %lld sent, %lld LOST (queue full), %lld rejected, "
+			       "%lld retries\n", N(o, "queued"), N(o, "sent"), N(o, "lost"),
+			       N(o, "rejected"), N(o, "failures"));
+#undef N
+	}
 	printf("sessions: %zu\n", json_array_size(json_object_get(r, "sessions")));
 	json_array_foreach(json_object_get(r, "sessions"), i, v) {
 		const json_t *dns = json_object_get(v, "dns");

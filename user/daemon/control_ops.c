@@ -27,6 +27,7 @@
 #include "user/daemon/policy_cache.h"
 #include "user/daemon/resolver.h"
 #include "user/daemon/sessions.h"
+#include "user/daemon/sinks.h"
 #include "lib/json.h"
 
 json_t *sbx_ctl_error(const char *fmt, ...)
@@ -145,13 +146,13 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		unsigned idle_s;
 		bool linked = sbx_attach_state(d, &idle_s);
 
-		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i}", "ok", 1,
-				 "daemon_pid", (int)getpid(), "sessions", sessions, "stats", stats,
-				 "pins", SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
+		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i,s:o}", "ok",
+				 1, "daemon_pid", (int)getpid(), "sessions", sessions, "stats",
+				 stats, "pins", SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
 				 (int)d->once_ttl_s, "dns_answer_to_map", sbx_resolver_latency(),
 				 "last_session_start_ns", prof, "tier", sbx_tier_name(d->k.tier),
 				 "landlock_abi", d->k.landlock_abi, "linked", linked,
-				 "idle_detach_s", (int)idle_s);
+				 "idle_detach_s", (int)idle_s, "sinks", sbx_sinks_status());
 	}
 }
 
@@ -353,8 +354,10 @@ static const struct sbx_ctl_op ops[] = {
 	  "the daemon's sessions and the kernel's counters",
 	  "`{\"ok\":true,\"daemon_pid\",\"sessions\":[{name,cgid,uid,project,policy,policy_id,"
 	  "grants,rules,populated,tier}],\"stats\":{...},\"pins\",\"embedded\",\"once_ttl_s\","
-	  "\"tier\",\"landlock_abi\"}`; tier: `bpf-lsm`, or `landlock` where BPF-LSM is off "
-	  "(docs/FALLBACK.md)" },
+	  "\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\",\"sinks\":{journal,syslog,otlp}}`; "
+	  "tier: `bpf-lsm`, or `landlock` where BPF-LSM is off (docs/FALLBACK.md); linked: "
+	  "whether the programs' links exist (made at the first session, dropped after "
+	  "idle_detach_s without one)" },
 	{ "learned", op_learned, SBX_CTL_OUTSIDE, learned_args,
 	  "the names the caller's live sessions (root: all) learned an address from",
 	  "`{\"ok\":true,\"names\":[{session,name,addr,expires_in_s}]}`" },

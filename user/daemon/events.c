@@ -17,10 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "user/daemon/events.h"
+#include "user/daemon/evrec.h"
+#include "user/daemon/sinks.h"
 #include "user/daemon/inet_owner.h"
 #include "user/daemon/learned.h"
 #include "user/daemon/grants.h"
-#include "user/daemon/journal.h"
 #include "user/daemon/notice.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
@@ -226,33 +227,6 @@ static void rule_fill(const struct sbx_session_rt *s, uint32_t id, uint8_t verdi
 	req->rule.pattern = r->pattern;
 	req->rule.reason = r->reason;
 	req->rule.source = r->source;
-}
-
-static json_t *rule_json(const struct sbx_session_rt *s, uint32_t id, uint8_t verdict)
-{
-	struct sbx_request req;
-
-	sbx_request_init(&req, SBX_REQ_FILE);
-	rule_fill(s, id, verdict, &req);
-	return sbx_request_encode_rule(&req);
-}
-
-/* One event as one JSON line in the event log. */
-static void log_line(struct sbx_daemon *d, json_t *line)
-{
-	char *txt;
-
-	/* which tier refused, allowed or asked: its reach differs */
-	json_object_set_new(line, "tier", json_string(sbx_tier_name(d->k.tier)));
-	sbx_journal_event(line);
-	if (!d->log)
-		return;
-	txt = json_dumps(line, JSON_COMPACT);
-	if (txt) {
-		fprintf(d->log, "%s\n", txt);
-		fflush(d->log);
-		free(txt);
-	}
 }
 
 static void fold_flush(struct sbx_daemon *d, bool all);
@@ -594,8 +568,8 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 	const struct sbx_event *e = data;
 	struct sbx_session_rt *s;
 	struct timespec ts;
-	char when[40], *object, *exe;
-	json_t *line;
+	struct sbx_evrec r;
+	char *object, *exe, comm[sizeof(e->comm) + 1];
 
 	if (size < sizeof(*e))
 		return 0;
@@ -607,7 +581,6 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	ts = sbx_boot_to_real(e->ts_ns);
-	sbx_rfc3339(when, sizeof(when), &ts, 3);
 	object = sbx_event_object(e);
 	if (event_name(s, e)) {
 		/* "connect 140.82.112.3:443 (github.com)" */
@@ -617,45 +590,43 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 		object = named;
 	}
 	exe = event_exe(e);
+	memcpy(comm, e->comm, sizeof(e->comm));
+	comm[sizeof(e->comm)] = 0;
 
-	line = json_object();
-	json_object_set_new(line, "time", json_string(when));
-	json_object_set_new(line, "session", s ? json_string(s->name) : json_null());
-	json_object_set_new(line, "pid", json_integer(e->pid));
-	json_object_set_new(line, "tid", json_integer(e->tid));
-	json_object_set_new(line, "uid", json_integer(e->uid));
-	json_object_set_new(line, "comm", json_stringn_nocheck(e->comm, strnlen(e->comm,
-									       sizeof(e->comm))));
-	json_object_set_new(line, "exe", exe ? json_string(exe) : json_null());
-	json_object_set_new(line, "operation", json_string(sbx_op_name(e->op)));
+	sbx_evrec_init(&r, "kernel", &ts);
+	r.session = s ? s->name : NULL;
+	r.project = s ? s->project : NULL;
+	r.pid = e->pid;
+	r.tid = e->tid;
+	r.uid = e->uid;
+	r.comm = comm;
+	r.exe = exe;
+	r.operation = sbx_op_name(e->op);
 	if (e->flags & SBX_EVF_FILE)
-		json_object_set_new(line, "access", json_string(sbx_access_name(e->access)));
-	json_object_set_new(line, "object", json_string(object));
-	json_object_set_new(line, "rule", rule_json(s, e->rule_id, e->verdict));
-	json_object_set_new(line, "verdict", json_string(sbx_verdict_name(e->verdict)));
-	json_object_set_new(line, "errno", json_integer(-e->ret));
+		r.access = sbx_access_name(e->access);
+	r.object = object;
+	rule_fill(s, e->rule_id, e->verdict, &r.rule);
+	r.verdict = sbx_verdict_name(e->verdict);
+	r.err = -e->ret;
+	r.name = event_name(s, e);
+	if (e->flags & (SBX_EVF_WALK_TRUNC | SBX_EVF_PEER | SBX_EVF_LOOPBACK | SBX_EVF_INBOUND))
+		r.extra = json_object();
 	if (e->flags & SBX_EVF_WALK_TRUNC)
-		json_object_set_new(line, "walk_truncated", json_true());
+		json_object_set_new(r.extra, "walk_truncated", json_true());
 	if (e->flags & SBX_EVF_PEER)
-		json_object_set_new(line, "listener", peer_json(e));
-	if (event_name(s, e))
-		json_object_set_new(line, "name", json_string(event_name(s, e)));
+		json_object_set_new(r.extra, "listener", peer_json(e));
 	if (e->flags & SBX_EVF_LOOPBACK)
-		json_object_set_new(line, "listener", loopback_listener(e));
+		json_object_set_new(r.extra, "listener", loopback_listener(e));
 	/* pid, comm and exe above are the client's; the session is the
 	 * listener's (bpf/inbound.bpf.c, sbx_unix_inbound) */
 	if (e->flags & SBX_EVF_INBOUND)
-		json_object_set_new(line, "client", json_string("outside every session"));
-	free(exe);
+		json_object_set_new(r.extra, "client", json_string("outside every session"));
 
-	log_line(d, line);
-	if (s) {
-		json_object_set_new(line, "event", json_string("kernel"));
-		sbx_daemon_audit(s, line);
-		if (e->verdict == SBX_V_ASK)
-			escalate(d, s, e, object);
-	}
-	json_decref(line);
+	sbx_sinks_emit(d, s, &r);
+	if (s && e->verdict == SBX_V_ASK)
+		escalate(d, s, e, object);
+	json_decref(r.extra);
+	free(exe);
 	free(object);
 	return 0;
 }
@@ -718,27 +689,25 @@ static void fold_summary(struct sbx_daemon *d, struct fold_slot *f)
 {
 	struct sbx_session_rt *s;
 	struct timespec ts;
-	char when[40], *object;
-	json_t *line;
+	struct sbx_evrec r;
+	char *object;
 
 	if (!f->repeats)
 		return;
 	s = sbx_session_by_cgid(d, f->ev.cgid);
 	ts = sbx_boot_to_real(f->ev.ts_ns);
-	sbx_rfc3339(when, sizeof(when), &ts, 3);
 	object = sbx_event_object(&f->ev);
-	line = json_pack("{s:s,s:o,s:i,s:i,s:s,s:s,s:o,s:s,s:I}", "time", when, "session",
-			 s ? json_string(s->name) : json_null(), "pid", (int)f->last_pid,
-			 "uid", (int)f->ev.uid,
-			 "operation", sbx_op_name(f->ev.op), "object", object, "rule",
-			 rule_json(s, f->ev.rule_id, f->ev.verdict), "verdict",
-			 sbx_verdict_name(f->ev.verdict), "repeats", (json_int_t)f->repeats);
-	log_line(d, line);
-	if (s) {
-		json_object_set_new(line, "event", json_string("kernel_repeats"));
-		sbx_daemon_audit(s, line);
-	}
-	json_decref(line);
+	sbx_evrec_init(&r, "kernel_repeats", &ts);
+	r.session = s ? s->name : NULL;
+	r.project = s ? s->project : NULL;
+	r.pid = f->last_pid;
+	r.uid = f->ev.uid;
+	r.operation = sbx_op_name(f->ev.op);
+	r.object = object;
+	rule_fill(s, f->ev.rule_id, f->ev.verdict, &r.rule);
+	r.verdict = sbx_verdict_name(f->ev.verdict);
+	r.repeats = f->repeats;
+	sbx_sinks_emit(d, s, &r);
 	free(object);
 	f->repeats = 0;
 }
@@ -762,24 +731,24 @@ static void dns_line(struct sbx_daemon *d, struct sbx_session_rt *s, const char 
 		     const char *qtype, uint8_t verdict, uint32_t rule_id, const char *why,
 		     pid_t pid, uint64_t repeats)
 {
-	char when[40], *object = sbx_asprintf("%s (%s)", name, qtype);
-	json_t *line;
+	char *object = sbx_asprintf("%s (%s)", name, qtype);
+	struct timespec ts;
+	struct sbx_evrec r;
 
-	sbx_rfc3339_now(when, sizeof(when));
-	line = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s}", "time", when, "session", s->name,
-			 "operation", "dns", "object", object, "rule",
-			 rule_json(s, rule_id, verdict), "verdict", sbx_verdict_name(verdict));
-	json_object_set_new(line, "name", json_string(name));
-	if (why)
-		json_object_set_new(line, "answer", json_string(why));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	sbx_evrec_init(&r, repeats ? "dns_repeats" : "dns", &ts);
+	r.session = s->name;
+	r.project = s->project;
+	r.operation = "dns";
+	r.object = object;
+	rule_fill(s, rule_id, verdict, &r.rule);
+	r.verdict = sbx_verdict_name(verdict);
+	r.name = name;
+	r.answer = why;
 	if (pid > 0)
-		json_object_set_new(line, "pid", json_integer(pid));
-	if (repeats)
-		json_object_set_new(line, "repeats", json_integer((json_int_t)repeats));
-	log_line(d, line);
-	json_object_set_new(line, "event", json_string(repeats ? "dns_repeats" : "dns"));
-	sbx_daemon_audit(s, line);
-	json_decref(line);
+		r.pid = pid;
+	r.repeats = repeats;
+	sbx_sinks_emit(d, s, &r);
 	free(object);
 }
 

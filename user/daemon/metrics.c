@@ -13,6 +13,7 @@
  * with it, which Prometheus's rate() handles as a counter reset.
  */
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,7 +24,11 @@
 #include "lib/alloc.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
+#include "user/daemon/evrec.h"
+#include "user/daemon/journal.h"
 #include "user/daemon/metrics.h"
+#include "user/daemon/otlp.h"
+#include "user/daemon/syslog.h"
 
 #define METRICS_FILE "bpfsbx.prom"
 
@@ -66,6 +71,78 @@ void sbx_latency_observe(struct sbx_latency *l, double seconds)
 void sbx_metrics_approval(double seconds)
 {
 	sbx_latency_observe(&latency, seconds);
+}
+
+/* Rules are counted one series each up to this many; the rest share
+ * rule="(other)", so that a policy of 10,000 rules cannot make the
+ * textfile (and the fleet's Prometheus) grow without bound. */
+#define RULE_SERIES_MAX 512
+
+static struct sbx_rule_hits *hits;
+static size_t n_hits;
+
+const struct sbx_rule_hits *sbx_metrics_rule_hits(size_t *n)
+{
+	*n = n_hits;
+	return hits;
+}
+
+void sbx_metrics_rule_hit(const struct sbx_evrec *r)
+{
+	const char *rule = r->rule.rule.pattern ? r->rule.rule.pattern :
+			   r->rule.rule.name ? r->rule.rule.name : "default";
+	const char *verdict = r->verdict ? r->verdict : "?";
+	uint64_t n = r->repeats ? r->repeats : 1;
+	size_t i;
+
+	for (i = 0; i < n_hits; i++)
+		if (!strcmp(hits[i].rule, rule) && !strcmp(hits[i].verdict, verdict))
+			break;
+	if (i == n_hits && n_hits >= RULE_SERIES_MAX) {
+		rule = "(other)";
+		for (i = 0; i < n_hits; i++)
+			if (!strcmp(hits[i].rule, rule) && !strcmp(hits[i].verdict, verdict))
+				break;
+	}
+	if (i == n_hits) {
+		hits = sbx_realloc_array(hits, n_hits + 1, sizeof(*hits));
+		hits[n_hits++] = (struct sbx_rule_hits){
+			.rule = sbx_strdup(rule), .verdict = sbx_strdup(verdict),
+		};
+	}
+	hits[i].n += n;
+}
+
+/* A label value in the text format: backslash, quote and newline escaped. */
+static void label(FILE *f, const char *v)
+{
+	for (; v && *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void help(FILE *f, const char *name, const char *type, const char *text)
+{
+	fprintf(f, "# HELP bpfsbx_%s %s\n# TYPE bpfsbx_%s %s\n", name, text, name, type);
+}
+
+static void session_series(FILE *f, const struct sbx_metrics *m, const char *name,
+			   const char *type, const char *text, size_t off)
+{
+	help(f, name, type, text);
+	for (size_t i = 0; i < m->n_session; i++) {
+		const struct sbx_metrics_session *s = &m->session[i];
+
+		fprintf(f, "bpfsbx_%s{session=\"", name);
+		label(f, s->name);
+		fprintf(f, "\"} %llu\n",
+			(unsigned long long)*(const uint64_t *)((const char *)s + off));
+	}
 }
 
 static void counter(FILE *f, const char *name, const char *help, uint64_t v)
@@ -113,6 +190,49 @@ char *sbx_metrics_render(const struct sbx_metrics *m)
 	gauge(f, "sessions", "Live sessions.", m->sessions);
 	gauge(f, "pending_requests", "Requests waiting for a person's decision.",
 	      m->pending_requests);
+	counter(f, "syslog_sent_total", "Events sent to the syslog target.", m->syslog_sent);
+	counter(f, "syslog_failures_total", "Events the syslog target did not get.",
+		m->syslog_failures);
+	counter(f, "journal_failures_total", "Events the systemd journal did not take.",
+		m->journal_failures);
+	gauge(f, "otlp_queued", "Events on disk waiting for the OTLP endpoint.", m->otlp_queued);
+	counter(f, "otlp_sent_total", "Events the OTLP endpoint accepted.", m->otlp_sent);
+	counter(f, "otlp_lost_total", "Events not queued for OTLP because the queue was full.",
+		m->otlp_lost);
+	counter(f, "otlp_rejected_total", "Events the OTLP endpoint refused as malformed.",
+		m->otlp_rejected);
+	counter(f, "otlp_failures_total", "OTLP deliveries that failed and were retried.",
+		m->otlp_failures);
+	help(f, "session_info", "gauge", "A live session (1), with its project and user.");
+	for (size_t i = 0; i < m->n_session; i++) {
+		fputs("bpfsbx_session_info{session=\"", f);
+		label(f, m->session[i].name);
+		fputs("\",project=\"", f);
+		label(f, m->session[i].project);
+		fprintf(f, "\",uid=\"%u\"} 1\n", m->session[i].uid);
+	}
+	session_series(f, m, "session_rules", "gauge", "Rules of the session's policy.",
+		       offsetof(struct sbx_metrics_session, rules));
+	session_series(f, m, "session_grants", "gauge", "A person's grants the session holds.",
+		       offsetof(struct sbx_metrics_session, grants));
+	session_series(f, m, "session_learned_addresses", "gauge",
+		       "Addresses the session's lookups put in the kernel.",
+		       offsetof(struct sbx_metrics_session, learned));
+	session_series(f, m, "session_dns_queries_total", "counter",
+		       "DNS queries the session made.",
+		       offsetof(struct sbx_metrics_session, dns_queries));
+	session_series(f, m, "session_dns_denied_total", "counter",
+		       "DNS queries of the session that were denied.",
+		       offsetof(struct sbx_metrics_session, dns_denied));
+	help(f, "rule_hits_total", "counter",
+	     "Events a rule decided (deny, ask, audit), by rule pattern and verdict.");
+	for (size_t i = 0; i < m->n_hits; i++) {
+		fputs("bpfsbx_rule_hits_total{rule=\"", f);
+		label(f, m->hits[i].rule);
+		fputs("\",verdict=\"", f);
+		label(f, m->hits[i].verdict);
+		fprintf(f, "\"} %llu\n", (unsigned long long)m->hits[i].n);
+	}
 	fprintf(f, "# HELP bpfsbx_approval_latency_seconds Time from a request to a person's "
 		   "decision.\n# TYPE bpfsbx_approval_latency_seconds histogram\n");
 	for (int i = 0; i < SBX_LATENCY_BUCKETS; i++)
@@ -157,18 +277,45 @@ static int write_file(const char *text)
 	return rc;
 }
 
+void sbx_metrics_sinks(struct sbx_metrics *m)
+{
+	struct sbx_otlp_stats o;
+
+	sbx_otlp_stats(&o);
+	m->syslog_sent = sbx_syslog_sent();
+	m->syslog_failures = sbx_syslog_failures();
+	m->journal_failures = sbx_journal_failures();
+	m->otlp_queued = o.queued;
+	m->otlp_sent = o.sent;
+	m->otlp_lost = o.lost;
+	m->otlp_rejected = o.rejected;
+	m->otlp_failures = o.failures;
+}
+
 void sbx_metrics_tick(struct sbx_daemon *d)
 {
 	struct sbx_metrics m = { .events_received = d->events_seen, .latency = latency };
+	struct sbx_metrics_session *ms = NULL;
 	char *text;
 	int rc;
 
 	if (!dir)
 		return;
 	sbx_kernel_stats(&d->k, m.stats);
+	sbx_metrics_sinks(&m);
+	m.hits = hits;
+	m.n_hits = n_hits;
 	for (struct sbx_session_rt *s = d->sessions; s; s = s->next) {
 		bool seen = false;
 
+		ms = sbx_realloc_array(ms, m.n_session + 1, sizeof(*ms));
+		ms[m.n_session++] = (struct sbx_metrics_session){
+			.name = s->name, .project = s->project, .uid = s->uid,
+			.rules = s->rules ? s->rules->n : 0,
+			.grants = s->n_grants + s->n_name_grants, .learned = s->n_learned,
+			.dns_queries = s->dns.queries, .dns_denied = s->dns.denied,
+		};
+		m.session = ms;
 		m.sessions++;
 		/* sessions of one project share its queue: count it once */
 		for (struct sbx_session_rt *o = d->sessions; o != s; o = o->next)
@@ -178,6 +325,7 @@ void sbx_metrics_tick(struct sbx_daemon *d)
 			m.pending_requests += count_pending(s->queue);
 	}
 	text = sbx_metrics_render(&m);
+	free(ms);
 	rc = text ? write_file(text) : -ENOMEM;
 	if (rc && !warned) {
 		sbx_warn("metrics: writing %s/%s: %s", dir, METRICS_FILE, strerror(-rc));
