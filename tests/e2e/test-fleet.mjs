@@ -64,7 +64,7 @@ function checkRecord(r, i) {
   assert(r.severityNumber === 13 && r.severityText === 'WARN', `severity ${r.severityNumber} ${r.severityText}`);
   assert(r.body.stringValue === `deny open_read ${objectOf(i)} (session ${SESSION}): ${REASON}`, `body ${JSON.stringify(r.body)}`);
   const a = r.attributes;
-  for (const [k, v] of Object.entries({ 'bpfsbx.verdict': 'deny', 'bpfsbx.operation': 'open_read', 'bpfsbx.access': 'read',
+  for (const [k, v] of Object.entries({ 'bpfsbx.verdict': 'deny', 'bpfsbx.tier': 'bpf-lsm', 'bpfsbx.operation': 'open_read', 'bpfsbx.access': 'read',
     'bpfsbx.object': objectOf(i), 'bpfsbx.rule.id': '1', 'bpfsbx.rule.pattern': '~/.ssh/**', 'bpfsbx.rule.reason': REASON,
     'bpfsbx.errno': '1', 'process.command': 'cat', 'bpfsbx.event': 'kernel' }))
     assert(a[k] === v, `attribute ${k}: ${JSON.stringify(a[k])}, not ${JSON.stringify(v)}`);
@@ -152,7 +152,7 @@ export const tests = {
         // field by field, against the event log line of the same record
         const want = { session: SESSION, project: PROJECT, user: os.userInfo().username, uid: String(ev.uid),
           pid: String(ev.pid), comm: 'cat', exe: ev.exe, operation: 'open_read', access: 'read', object: objectOf(0),
-          verdict: 'deny', rule_id: '1', rule: '~/.ssh/**', reason: REASON, source: '.sandbox/policy.yaml:4:7', errno: '1' };
+          verdict: 'deny', tier: 'bpf-lsm', rule_id: '1', rule: '~/.ssh/**', reason: REASON, source: '.sandbox/policy.yaml:4:7', errno: '1' };
         assert(ev.object === want.object, `event log object ${ev.object}`);
         assert(isDeepStrictEqual(fields, want), `${targets[n]}: rsyslog read\n ${JSON.stringify(fields)}\n not\n ${JSON.stringify(want)}`);
         assert(msg.join('\t') === `deny open_read ${objectOf(0)} (session ${SESSION}): ${REASON}`, `${targets[n]}: MSG ${msg}`);
