@@ -611,7 +611,7 @@ int sbx_esc_audit(const struct sbx_esc *e, json_t *body, char **err)
 
 int sbx_esc_audit_decision(const struct sbx_esc *e, const char *agent, const char *tool,
 			   json_t *input, const char *decision, const char *reason,
-			   const json_t *rule, const char *request,
+			   const struct sbx_req_rule *rule, const char *request,
 			   const struct sbx_esc_outcome *out, char **err)
 {
 	json_t *rec = json_pack("{s:s, s:s, s:s, s:s}", "event", "connector_decision", "agent",
@@ -626,8 +626,8 @@ int sbx_esc_audit_decision(const struct sbx_esc *e, const char *agent, const cha
 		json_object_set(rec, "input", input);
 	if (reason)
 		json_object_set_new(rec, "reason", json_string(reason));
-	if (json_is_object(rule) && json_object_get(rule, "pattern"))
-		json_object_set(rec, "rule", json_object_get(rule, "pattern"));
+	if (rule && rule->present && rule->pattern)
+		json_object_set_new(rec, "rule", json_string(rule->pattern));
 	if (request)
 		json_object_set_new(rec, "request", json_string(request));
 	if (d)

@@ -53,7 +53,7 @@ json_t *sbx_evrec_json(const struct sbx_evrec *r)
 	put_str(o, "operation", r->operation);
 	put_str(o, "access", r->access);
 	put_str(o, "object", r->object);
-	json_object_set_new(o, "rule", sbx_request_encode_rule(&r->rule));
+	json_object_set_new(o, "rule", sbx_request_encode_rule(&r->rule.rule));
 	put_str(o, "verdict", r->verdict);
 	put_str(o, "tier", r->tier);
 	put_int(o, "errno", r->err);
