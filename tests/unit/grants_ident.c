@@ -16,6 +16,8 @@
 #include "tests/unit/unit.h"
 #include "user/cmd/watch_render.h"
 #include "user/daemon/claude_json.h"
+#include "tests/unit/queue_helpers.h"
+#include "user/daemon/events.h"
 #include "user/daemon/grants.h"
 
 static char *p(const char *name)
@@ -306,4 +308,63 @@ SBX_TEST(grants, access_requests_get_the_daemons_identity)
 	free(flink);
 	free(inner);
 	free(via);
+}
+
+/* A connector's submit from inside a session: of what it sends, only the
+ * kind, the object's own fields and its reason reach the record; who asks,
+ * the session, the rule and the object's identity are the daemon's */
+SBX_TEST(grants, a_connectors_ask_keeps_only_what_the_caller_may_say)
+{
+	char *file = p("asked.txt"), *id = NULL, *err = NULL;
+	struct sbx_session_rt s = { .name = "s1", .uid = 1000 };
+	struct sbx_request ask;
+	struct sbx_objid oid;
+	json_t *in, *rec = NULL;
+	const json_t *o;
+
+	touch(file, "x");
+	s.project = strdup(sbx_unit_tmpdir());
+	s.queue = tq_open("submit-for");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s.queue);
+	in = json_pack("{s:s, s:s, s:s, s:{s:i, s:s}, s:{s:s}, s:{s:s, s:s, s:s, s:b, s:i, s:i, "
+		       "s:{s:i}}}", "kind", "access", "agent_reason", "to read it", "session", "evil",
+		       "process", "pid", 1, "exe", "/bin/evil", "rule", "pattern", "allow all",
+		       "object", "path", file, "access", "read", "op", "open_read", "abstract", 1,
+		       "dev", 1, "ino", 2, "listener", "pid", 1);
+	sbx_request_view(in, &ask);
+	CU_ASSERT_EQUAL_FATAL(sbx_submit_for(&s, getpid(), &ask, &id, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(sbx_queue_read(s.queue, SBX_QDIR_PENDING, id, &rec, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(rec, "session")), "s1");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(rec, "agent_reason")),
+			       "to read it");
+	CU_ASSERT_PTR_NULL(json_object_get(rec, "rule"));
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(rec, "process"),
+							   "pid")), getpid());
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(rec, "process"),
+							   "uid")), 1000);
+	o = json_object_get(rec, "object");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "path")), file);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "access")), "read");
+	CU_ASSERT_EQUAL_FATAL(sbx_objid_nofollow(file, &oid), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "ino")), (json_int_t)oid.ino);
+	CU_ASSERT_PTR_NULL(json_object_get(o, "op"));
+	CU_ASSERT_PTR_NULL(json_object_get(o, "abstract"));
+	CU_ASSERT_PTR_NULL(json_object_get(o, "listener"));
+	CU_ASSERT_TRUE(sbx_session_issued(&s, id));
+
+	/* a kind a connector may not ask for */
+	json_object_set_new(in, "kind", json_string("file"));
+	sbx_request_view(in, &ask);
+	CU_ASSERT_EQUAL(sbx_submit_for(&s, getpid(), &ask, &id, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err ?: "", "\"kind\""));
+	free(err);
+	json_decref(rec);
+	json_decref(in);
+	for (size_t i = 0; i < s.n_my_requests; i++)
+		free(s.my_requests[i]);
+	free(s.my_requests);
+	sbx_queue_close(s.queue);
+	free(s.project);
+	free(id);
+	free(file);
 }

@@ -646,74 +646,63 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 }
 
 /*
- * What the caller may say in asked, typed: for a command the command and
- * its directory, for an access the path and access or the host and port,
- * and its reason. The rest of r is the daemon's: who asks, where its
- * queue is, and which object a path names (grants.c).
+ * Of a connector's ask, only what the caller may say: for a command the
+ * command and its directory, for an access the path and access or the
+ * host and port, and its reason. The rest is the daemon's to fill.
  */
-static int submit_ask(struct sbx_session_rt *s, pid_t pid, const struct sbx_request *asked,
-		      char **id, char **err)
+static void ask_narrow(struct sbx_request *r)
 {
-	struct req_store st = { 0 };
-	struct sbx_request r;
-	int rc = 0;
+	const struct sbx_request a = *r;
 
-	sbx_request_init(&r, asked->kind);
-	switch (asked->kind) {
+	sbx_request_init(r, a.kind);
+	r->agent_reason = a.agent_reason;
+	switch (a.kind) {
 	case SBX_REQ_COMMAND:
-		r.command = asked->command;
-		r.cwd = asked->cwd;
+		r->command = a.command;
+		r->cwd = a.cwd;
 		break;
 	case SBX_REQ_ACCESS_PATH:
-		r.path = asked->path;
-		r.access = asked->access;
-		r.has_access = asked->has_access;
-		rc = sbx_grant_ident_of_access(&r, &st.ident, &st.path, err);
+		r->path = a.path;
+		r->access = a.access;
+		r->has_access = a.has_access;
 		break;
 	case SBX_REQ_ACCESS_HOST:
-		r.host = asked->host;
-		r.port = asked->port;
-		r.has_port = asked->has_port;
+		r->host = a.host;
+		r->port = a.port;
+		r->has_port = a.has_port;
 		break;
 	default:
-		rc = -EINVAL;	/* sbx_submit_for() lets no other kind in */
 		break;
 	}
-	if (rc == 0) {
-		r.agent_reason = asked->agent_reason;
-		r.session = s->name;
-		r.project = s->project;
-		r.process.uid = s->uid;
-		proc_fill(&st, pid, &r);
-		rc = submit(s, &r, id, err);
-	}
-	store_free(&st);
-	return rc;
 }
 
-/* A connector inside a session asks for something (control op "submit").
- * Only kind, object and the agent's reason come from the caller; who it
- * is and where its queue lives come from the kernel and our records. */
-int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, json_t *in,
-		   char **id, char **err)
+int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, struct sbx_request *r, char **id,
+		   char **err)
 {
-	struct sbx_request asked;
+	struct req_store st = { 0 };
+	int rc = 0;
 
-	sbx_request_view(in, &asked);
-	if (asked.kind != SBX_REQ_COMMAND && asked.kind != SBX_REQ_ACCESS_PATH &&
-	    asked.kind != SBX_REQ_ACCESS_HOST) {
+	if (r->kind != SBX_REQ_COMMAND && r->kind != SBX_REQ_ACCESS_PATH &&
+	    r->kind != SBX_REQ_ACCESS_HOST) {
 		*err = sbx_strdup("submit: \"kind\" must be \"command\" or \"access\"");
-		return -EINVAL;
-	}
-	if (!json_is_object(json_object_get(in, "object"))) {
-		*err = sbx_strdup("submit: \"object\" must be an object");
 		return -EINVAL;
 	}
 	if (!s->queue) {
 		*err = sbx_strdup("the session has no queue");
 		return -EIO;
 	}
-	return submit_ask(s, pid, &asked, id, err);
+	ask_narrow(r);
+	if (r->kind == SBX_REQ_ACCESS_PATH)
+		rc = sbx_grant_ident_of_access(r, &st.ident, &st.path, err);
+	if (rc == 0) {
+		r->session = s->name;
+		r->project = s->project;
+		r->process.uid = s->uid;
+		proc_fill(&st, pid, r);
+		rc = submit(s, r, id, err);
+	}
+	store_free(&st);
+	return rc;
 }
 
 /* One line for the repeats of a folded event, in the log and the audit. */
