@@ -6,9 +6,19 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "user/daemon/evrec.h"
+
+const char *sbx_evrec_host(void)
+{
+	static char host[256];
+
+	if (!host[0] && gethostname(host, sizeof(host) - 1))
+		snprintf(host, sizeof(host), "localhost");
+	return host;
+}
 
 void sbx_evrec_init(struct sbx_evrec *r, const char *kind, const struct timespec *ts)
 {
