@@ -26,6 +26,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "lib/fileio.h"
 #include "lib/sha256.h"
 #include "lib/privs.h"
 #include "queue/queue.h"
@@ -339,4 +340,22 @@ fail_out:
 	close(outfd);
 	unlinkat(outdir, tmp, 0);
 	return rc;
+}
+
+int sbx_queue_read_output(struct sbx_queue *q, const json_t *done, char **buf, size_t *len)
+{
+	const char *out = sbx_json_str(json_object_get(done, "result"), "output");
+	const char *id = sbx_json_str(done, "id");
+	const char *sub = sbx_qdir_name(SBX_QDIR_OUT);
+	char expect[SBX_ID_MAX + 64];
+
+	*buf = NULL;
+	*len = 0;
+	if (!out || !id || !sbx_id_valid(id))
+		return -ENOENT;
+	snprintf(expect, sizeof(expect), "%s/%s.txt", sub, id);
+	if (strcmp(out, expect))
+		return -ENOENT;
+	return sbx_read_file_at(sbx_queue_dirfd(q, SBX_QDIR_OUT), expect + strlen(sub) + 1,
+				SBX_CMD_OUTPUT_MAX, buf, len, NULL);
 }

@@ -145,18 +145,8 @@ int sbx_event_rec_decode(const json_t *line, struct sbx_event_rec *r, char **why
 		r->count = (uint64_t)json_integer_value(rep);
 	}
 	rule = json_object_get(line, "rule");
-	r->rule.id = -1;
-	if (json_is_object(rule)) {
-		const json_t *id = json_object_get(rule, "id");
-
-		r->rule.present = true;
-		if (json_is_integer(id))
-			r->rule.id = json_integer_value(id);
-		r->rule.name = sbx_json_str(rule, "name");
-		r->rule.pattern = sbx_json_str(rule, "pattern");
-		r->rule.reason = sbx_json_str(rule, "reason");
-		r->rule.source = sbx_json_str(rule, "source");
-	} else if (rule && !json_is_null(rule)) {
+	sbx_request_view_rule(rule, &r->rule);
+	if (rule && !json_is_object(rule) && !json_is_null(rule)) {
 		*why = sbx_strdup("\"rule\": not an object");
 		return -1;
 	}

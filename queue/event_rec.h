@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "queue/request.h"
 
 enum sbx_evrec_kind {
 	SBX_EVREC_FILE,		/* a path (or "@name", an abstract socket) and an access class */
@@ -31,11 +32,7 @@ struct sbx_event_rec {
 	uint8_t verdict;	/* enum sbx_verdict */
 	uint64_t count;		/* events the line stands for (a folded line's repeats) */
 	const char *object;	/* as people read it */
-	struct {
-		bool present;
-		long long id;	/* -1 when absent */
-		const char *name, *pattern, *reason, *source;
-	} rule;
+	struct sbx_req_rule rule;	/* as a request names it */
 	/* FILE: the path; truncated when the kernel cut its head off */
 	const char *path;
 	bool truncated;

@@ -333,6 +333,13 @@ int sbx_queue_resolve(struct sbx_queue *q, const char *id,
  */
 int sbx_queue_run_command(struct sbx_queue *q, const json_t *req, int timeout_s,
 			  bool interactive, json_t **result, char **err);
+/*
+ * The output of the command that the done record done ran, read whole
+ * from out/: only the file of done's own id, whatever its result names,
+ * so that a record cannot point a reader at another file. 0 with *buf
+ * (NUL-terminated, malloc'd) and *len; -ENOENT when it names no output.
+ */
+int sbx_queue_read_output(struct sbx_queue *q, const json_t *done, char **buf, size_t *len);
 /* Who an approved command runs as (see queue/command.c): interactive, the
  * person at the terminal; else the project's owner, and root only when
  * the agent (agent_uid, -1: unknown) is root too (-EPERM with *err).

@@ -65,7 +65,7 @@ struct sbx_render {
 	struct sbx_render_counts c;
 };
 /* project: the project to show (NULL: the request's own). A record read
- * from the queue is rendered from its sbx_request_view(). */
+ * from the queue is rendered from its sbx_request_decode(). */
 void sbx_render_request(const struct sbx_request *req, const char *project,
 			struct sbx_render *r);
 void sbx_render_free(struct sbx_render *r);

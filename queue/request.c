@@ -47,6 +47,18 @@ int sbx_request_kind(const json_t *rec)
 	return -1;
 }
 
+void sbx_request_view_rule(const json_t *rule, struct sbx_req_rule *out)
+{
+	out->present = json_is_object(rule);
+	out->id = num(rule, "id", -1);
+	out->name = sbx_json_str(rule, "name");
+	out->section = sbx_json_str(rule, "section");
+	out->pattern = sbx_json_str(rule, "pattern");
+	out->verdict = sbx_json_str(rule, "verdict");
+	out->reason = sbx_json_str(rule, "reason");
+	out->source = sbx_json_str(rule, "source");
+}
+
 void sbx_request_view(const json_t *rec, struct sbx_request *r)
 {
 	const json_t *obj, *proc, *h;
@@ -106,19 +118,7 @@ void sbx_request_view(const json_t *rec, struct sbx_request *r)
 	r->command = sbx_json_str(obj, "command");
 	r->cwd = sbx_json_str(obj, "cwd");
 
-	sbx_request_view_rule(json_object_get(rec, "rule"), r);
-}
-
-void sbx_request_view_rule(const json_t *rule, struct sbx_request *r)
-{
-	r->rule.present = json_is_object(rule);
-	r->rule.id = num(rule, "id", -1);
-	r->rule.name = sbx_json_str(rule, "name");
-	r->rule.section = sbx_json_str(rule, "section");
-	r->rule.pattern = sbx_json_str(rule, "pattern");
-	r->rule.verdict = sbx_json_str(rule, "verdict");
-	r->rule.reason = sbx_json_str(rule, "reason");
-	r->rule.source = sbx_json_str(rule, "source");
+	sbx_request_view_rule(json_object_get(rec, "rule"), &r->rule);
 }
 
 bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *r, char **why)
@@ -208,23 +208,23 @@ static void put_copy(json_t *o, const char *k, const json_t *v)
 		json_object_set_new(o, k, json_deep_copy(v));
 }
 
-json_t *sbx_request_encode_rule(const struct sbx_request *r)
+json_t *sbx_request_encode_rule(const struct sbx_req_rule *rule)
 {
 	json_t *j;
 
-	if (!r->rule.present)
+	if (!rule->present)
 		return json_null();
 	j = json_object();
 	if (!j)
 		return NULL;
-	if (r->rule.id >= 0)
-		put_int(j, "id", r->rule.id);
-	put_str(j, "name", r->rule.name);
-	put_str(j, "section", r->rule.section);
-	put_str(j, "pattern", r->rule.pattern);
-	put_str(j, "verdict", r->rule.verdict);
-	put_str(j, "reason", r->rule.reason);
-	put_str(j, "source", r->rule.source);
+	if (rule->id >= 0)
+		put_int(j, "id", rule->id);
+	put_str(j, "name", rule->name);
+	put_str(j, "section", rule->section);
+	put_str(j, "pattern", rule->pattern);
+	put_str(j, "verdict", rule->verdict);
+	put_str(j, "reason", rule->reason);
+	put_str(j, "source", rule->source);
 	return j;
 }
 
@@ -341,7 +341,7 @@ json_t *sbx_request_encode(const struct sbx_request *r)
 	    r->process.cwd || r->process.cmdline)
 		json_object_set_new(j, "process", encode_process(r));
 	json_object_set_new(j, "object", encode_object(r));
-	rule = sbx_request_encode_rule(r);
+	rule = sbx_request_encode_rule(&r->rule);
 	if (json_is_object(rule))
 		json_object_set_new(j, "rule", rule);
 	else

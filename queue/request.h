@@ -31,6 +31,17 @@ enum sbx_req_kind {
 	SBX_REQ_HOST,		/* the resolver asked: a lookup of a name */
 };
 
+/* The rule that asked, as a record carries it ({"id","name","section",
+ * "pattern","verdict","reason","source"}); a connector's verdict holds one
+ * too, and a request built from the verdict takes it as it is. */
+struct sbx_req_rule {
+	bool present;
+	long long id;		/* -1 when absent or not a number */
+	const char *name;	/* a built-in rule's ("sandbox-dir", ...) */
+	const char *section;	/* a connector's: the policy section */
+	const char *pattern, *verdict, *reason, *source;
+};
+
 struct sbx_request {
 	const char *id;
 	enum sbx_req_kind kind;
@@ -71,13 +82,7 @@ struct sbx_request {
 	/* COMMAND */
 	const char *command, *cwd;
 
-	struct {
-		bool present;
-		long long id;		/* -1 when absent or not a number */
-		const char *name;	/* a built-in rule's ("sandbox-dir", ...) */
-		const char *section;	/* a connector's: the policy section */
-		const char *pattern, *verdict, *reason, *source;
-	} rule;
+	struct sbx_req_rule rule;
 
 	/* done/ records: the decision, when there is one */
 	struct {
@@ -104,10 +109,9 @@ void sbx_request_release(struct sbx_request *r);
  * strings point into rec, which the caller keeps; no reference is held. */
 void sbx_request_view(const json_t *rec, struct sbx_request *out);
 
-/* A rule object as records carry it ({"id","name","section","pattern",
- * "verdict","reason","source"}, as a connector's verdict has it too) into
- * r->rule; NULL or not an object: no rule. The strings point into rule. */
-void sbx_request_view_rule(const json_t *rule, struct sbx_request *r);
+/* A rule object as records and event lines carry it into out; NULL or not
+ * an object: no rule. The strings point into rule. */
+void sbx_request_view_rule(const json_t *rule, struct sbx_req_rule *out);
 
 /* An empty request of kind: every "not given" sentinel set, count 1. */
 void sbx_request_init(struct sbx_request *r, enum sbx_req_kind kind);
@@ -122,7 +126,7 @@ void sbx_request_init(struct sbx_request *r, enum sbx_req_kind kind);
 json_t *sbx_request_encode(const struct sbx_request *r);
 /* The rule alone ({"id",...} in that order), or json null without one:
  * the event log shows the same object as the request. */
-json_t *sbx_request_encode_rule(const struct sbx_request *r);
+json_t *sbx_request_encode_rule(const struct sbx_req_rule *rule);
 /* The record's name of a kind: "file", ..., "access" for both ACCESS_* */
 const char *sbx_request_kind_name(enum sbx_req_kind kind);
 

@@ -16,6 +16,7 @@
 #include "user/connector/claude_hook.h"
 #include "user/connector/escalate.h"
 #include "queue/queue.h"
+#include "lib/json.h"
 
 static const char *const extra =
 	"commands:\n"
@@ -299,6 +300,27 @@ SBX_TEST(connector_hook, ask_times_out_into_pending)
 	CU_ASSERT_STRING_EQUAL(decision(out) ?: "", "deny");
 	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "check_request"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(reason(out) ?: "", "instruction files"));
+	/* the request names the policy rule as the hook's verdict had it */
+	{
+		struct sbx_queue *q = sbx_queue_open(h.e.project, 0, (uid_t)-1, (gid_t)-1, NULL);
+		json_t *arr = NULL, *rule;
+		const char *src;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+		CU_ASSERT_FATAL(sbx_queue_list(q, SBX_QDIR_PENDING, &arr, NULL) >= 0);
+		CU_ASSERT_EQUAL(json_array_size(arr), 1);
+		rule = json_object_get(json_array_get(arr, 0), "rule");
+		CU_ASSERT_TRUE(json_integer_value(json_object_get(rule, "id")) > 0);
+		CU_ASSERT_STRING_EQUAL(sbx_json_str(rule, "section") ?: "", "files");
+		CU_ASSERT_STRING_EQUAL(sbx_json_str(rule, "verdict") ?: "", "ask");
+		CU_ASSERT_PTR_NOT_NULL(strstr(sbx_json_str(rule, "reason") ?: "",
+					      "instruction files"));
+		CU_ASSERT_PTR_NOT_NULL(sbx_json_str(rule, "pattern"));
+		src = sbx_json_str(rule, "source") ?: "";
+		CU_ASSERT_PTR_NOT_NULL(strstr(src, ".yaml:"));
+		json_decref(arr);
+		sbx_queue_close(q);
+	}
 	/* the request is in the queue with the id the model was given */
 	id = tc_decide_next(h.e.project, false, "not now", 2000);
 	CU_ASSERT_PTR_NOT_NULL(id);

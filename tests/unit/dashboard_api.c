@@ -18,6 +18,7 @@
 #include "user/dashboard/api.h"
 #include "user/dashboard/feed.h"
 #include "user/dashboard/server.h"
+#include "user/dashboard/wrap.h"
 
 SBX_TEST(dashboard, host_and_origin)
 {
@@ -243,4 +244,32 @@ SBX_TEST(dashboard, gone_object_is_a_conflict)
 	free(gone);
 	free(id);
 	free(dir);
+}
+
+/* The page gets a request as its decoded struct renders it; a record that
+ * does not decode is handed on unrendered, which the page cannot approve */
+SBX_TEST(dashboard, wrap_renders_only_what_decodes)
+{
+	struct sbx_queue *q = tq_open("dash-wrap");
+	char *id = tq_submit(q, tq_file_req("/home/u/.aws/credentials"));
+	json_t *rec = NULL, *w;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+	CU_ASSERT_EQUAL_FATAL(sbx_queue_read(q, SBX_QDIR_PENDING, id, &rec, NULL), 0);
+	w = sbx_api_wrap("/home/u/proj", SBX_QDIR_PENDING, rec);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(w, "what")) ?: "",
+			       "read /home/u/.aws/credentials");
+	CU_ASSERT_PTR_NOT_NULL(strstr(json_string_value(json_object_get(
+		json_object_get(w, "render"), "summary")) ?: "", ".aws/credentials"));
+	json_decref(w);
+
+	json_object_set_new(json_object_get(rec, "object"), "path", json_integer(7));
+	w = sbx_api_wrap("/home/u/proj", SBX_QDIR_PENDING, rec);
+	CU_ASSERT_PTR_NOT_NULL(json_object_get(w, "request"));
+	CU_ASSERT_PTR_NULL(json_object_get(w, "what"));
+	CU_ASSERT_PTR_NULL(json_object_get(w, "render"));
+	json_decref(w);
+	json_decref(rec);
+	sbx_queue_close(q);
+	free(id);
 }

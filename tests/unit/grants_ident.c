@@ -16,6 +16,8 @@
 #include "tests/unit/unit.h"
 #include "user/cmd/watch_render.h"
 #include "user/daemon/claude_json.h"
+#include "tests/unit/queue_helpers.h"
+#include "user/daemon/events.h"
 #include "user/daemon/grants.h"
 
 static char *p(const char *name)
@@ -233,13 +235,39 @@ SBX_TEST(grants, credential_inventory_is_denied_or_asked_by_agent_default)
 	CU_ASSERT_EQUAL(st, 0);
 }
 
+/* The object of an agent's access ask for path, as the daemon files it:
+ * *o is the record's object (NULL when refused) */
+static int ident_of_access(const char *path, enum sbx_access acc, bool agent_ident, json_t **rec,
+			   const json_t **o, char **why)
+{
+	struct sbx_request r;
+	struct sbx_objid id;
+	char *full = NULL;
+	int rc;
+
+	sbx_request_init(&r, SBX_REQ_ACCESS_PATH);
+	r.path = path;
+	r.access = acc;
+	if (agent_ident) {
+		r.has_ident = true;
+		r.dev = 1;
+		r.ino = 2;
+	}
+	rc = sbx_grant_ident_of_access(&r, &id, &full, why);
+	*rec = rc ? NULL : sbx_request_encode(&r);
+	*o = json_object_get(*rec, "object");
+	free(full);
+	return rc;
+}
+
 /* request_access: the daemon, not the agent, says which object it is */
 SBX_TEST(grants, access_requests_get_the_daemons_identity)
 {
 	char *sec = p("secret"), *dir = p("real"), *dlink = p("dirlink"), *flink = p("flink"),
 	     *inner = p("real/f.txt"), *via = p("dirlink/f.txt"), *why = NULL;
 	struct sbx_objid id;
-	json_t *o;
+	const json_t *o;
+	json_t *rec;
 
 	touch(sec, "s");
 	CU_ASSERT_EQUAL(mkdir(dir, 0700), 0);
@@ -248,34 +276,30 @@ SBX_TEST(grants, access_requests_get_the_daemons_identity)
 	CU_ASSERT_EQUAL(symlink(sec, flink), 0);
 
 	/* a final symlink is refused, with its target */
-	o = json_pack("{s:s, s:s}", "path", flink, "access", "read");
-	CU_ASSERT_EQUAL(sbx_grant_ident_of_access(o, &why), -ELOOP);
+	CU_ASSERT_EQUAL(ident_of_access(flink, SBX_ACC_READ, false, &rec, &o, &why), -ELOOP);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why ?: "", sec));
 	free(why);
 	why = NULL;
-	json_decref(o);
 
 	/* through a symlinked directory: shown resolved; the agent's own
 	 * identity fields are replaced */
-	o = json_pack("{s:s, s:s, s:i, s:i}", "path", via, "access", "read", "dev", 1, "ino", 2);
-	CU_ASSERT_EQUAL_FATAL(sbx_grant_ident_of_access(o, &why), 0);
+	CU_ASSERT_EQUAL_FATAL(ident_of_access(via, SBX_ACC_READ, true, &rec, &o, &why), 0);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "path")), inner);
 	CU_ASSERT_EQUAL_FATAL(sbx_objid_nofollow(inner, &id), 0);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "ino")), (json_int_t)id.ino);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "type")), "file");
-	json_decref(o);
+	json_decref(rec);
 
 	/* not there yet: its directory and its name */
 	{
 		char *nn = p("dirlink/new.txt");
 
-		o = json_pack("{s:s, s:s}", "path", nn, "access", "write");
-		CU_ASSERT_EQUAL_FATAL(sbx_grant_ident_of_access(o, &why), 0);
+		CU_ASSERT_EQUAL_FATAL(ident_of_access(nn, SBX_ACC_WRITE, false, &rec, &o, &why), 0);
 		CU_ASSERT_TRUE(json_is_true(json_object_get(o, "new_name")));
 		CU_ASSERT_EQUAL_FATAL(sbx_objid_nofollow(dir, &id), 0);
 		CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "ino")), (json_int_t)id.ino);
 		CU_ASSERT_PTR_NOT_NULL(json_string_value(json_object_get(o, "name_hash")));
-		json_decref(o);
+		json_decref(rec);
 		free(nn);
 	}
 	free(sec);
@@ -284,4 +308,63 @@ SBX_TEST(grants, access_requests_get_the_daemons_identity)
 	free(flink);
 	free(inner);
 	free(via);
+}
+
+/* A connector's submit from inside a session: of what it sends, only the
+ * kind, the object's own fields and its reason reach the record; who asks,
+ * the session, the rule and the object's identity are the daemon's */
+SBX_TEST(grants, a_connectors_ask_keeps_only_what_the_caller_may_say)
+{
+	char *file = p("asked.txt"), *id = NULL, *err = NULL;
+	struct sbx_session_rt s = { .name = "s1", .uid = 1000 };
+	struct sbx_request ask;
+	struct sbx_objid oid;
+	json_t *in, *rec = NULL;
+	const json_t *o;
+
+	touch(file, "x");
+	s.project = strdup(sbx_unit_tmpdir());
+	s.queue = tq_open("submit-for");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s.queue);
+	in = json_pack("{s:s, s:s, s:s, s:{s:i, s:s}, s:{s:s}, s:{s:s, s:s, s:s, s:b, s:i, s:i, "
+		       "s:{s:i}}}", "kind", "access", "agent_reason", "to read it", "session", "evil",
+		       "process", "pid", 1, "exe", "/bin/evil", "rule", "pattern", "allow all",
+		       "object", "path", file, "access", "read", "op", "open_read", "abstract", 1,
+		       "dev", 1, "ino", 2, "listener", "pid", 1);
+	sbx_request_view(in, &ask);
+	CU_ASSERT_EQUAL_FATAL(sbx_submit_for(&s, getpid(), &ask, &id, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(sbx_queue_read(s.queue, SBX_QDIR_PENDING, id, &rec, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(rec, "session")), "s1");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(rec, "agent_reason")),
+			       "to read it");
+	CU_ASSERT_PTR_NULL(json_object_get(rec, "rule"));
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(rec, "process"),
+							   "pid")), getpid());
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(rec, "process"),
+							   "uid")), 1000);
+	o = json_object_get(rec, "object");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "path")), file);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "access")), "read");
+	CU_ASSERT_EQUAL_FATAL(sbx_objid_nofollow(file, &oid), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "ino")), (json_int_t)oid.ino);
+	CU_ASSERT_PTR_NULL(json_object_get(o, "op"));
+	CU_ASSERT_PTR_NULL(json_object_get(o, "abstract"));
+	CU_ASSERT_PTR_NULL(json_object_get(o, "listener"));
+	CU_ASSERT_TRUE(sbx_session_issued(&s, id));
+
+	/* a kind a connector may not ask for */
+	json_object_set_new(in, "kind", json_string("file"));
+	sbx_request_view(in, &ask);
+	CU_ASSERT_EQUAL(sbx_submit_for(&s, getpid(), &ask, &id, &err), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err ?: "", "\"kind\""));
+	free(err);
+	json_decref(rec);
+	json_decref(in);
+	for (size_t i = 0; i < s.n_my_requests; i++)
+		free(s.my_requests[i]);
+	free(s.my_requests);
+	sbx_queue_close(s.queue);
+	free(s.project);
+	free(id);
+	free(file);
 }

@@ -202,6 +202,23 @@ static void cli_command_runs_with_result_body(void)
 	CU_ASSERT_EQUAL(fstatat(sbx_queue_dirfd(q, SBX_QDIR_OUT), outname, &st, 0), 0);
 	CU_ASSERT_EQUAL(st.st_size, SBX_CMD_OUTPUT_MAX);
 	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+	/* readers get the output of the record's own id only */
+	{
+		json_t *forged = json_deep_copy(d), *fr = json_object_get(forged, "result");
+		char *buf = NULL;
+		size_t len = 0;
+
+		CU_ASSERT_EQUAL(sbx_queue_read_output(q, d, &buf, &len), 0);
+		CU_ASSERT_EQUAL(len, SBX_CMD_OUTPUT_MAX);
+		free(buf);
+		json_object_set_new(fr, "output", json_string("out/../pending/x.json"));
+		CU_ASSERT_EQUAL(sbx_queue_read_output(q, forged, &buf, &len), -ENOENT);
+		CU_ASSERT_PTR_NULL(buf);
+		json_object_set_new(forged, "id", json_string("20990101T000000.000000Z-1-00000000"));
+		json_object_set_new(fr, "output", json_string(outname));
+		CU_ASSERT_EQUAL(sbx_queue_read_output(q, forged, &buf, &len), -ENOENT);
+		json_decref(forged);
+	}
 	/* it ran in the request's cwd */
 	{
 		char *p = NULL;

@@ -386,15 +386,10 @@ static void auto_decide(struct watch *w)
 /* the first lines of a command's output, for the screen */
 static char *output_head(struct wq *q, const json_t *done)
 {
-	const char *out = sbx_json_str(json_object_get(done, "result"), "output");
 	char *buf = NULL;
 	size_t len;
-	int fd;
 
-	if (!out || strncmp(out, "out/", 4))
-		return NULL;
-	fd = sbx_queue_dirfd(q->q, SBX_QDIR_OUT);
-	if (sbx_read_file_at(fd, out + 4, SBX_CMD_OUTPUT_MAX, &buf, &len, NULL))
+	if (sbx_queue_read_output(q->q, done, &buf, &len))
 		return NULL;
 	if (len > 2000)
 		buf[2000] = 0;

@@ -282,7 +282,7 @@ static json_t *input_summary(const char *tool, json_t *input);
 
 /* every decision on the record (best effort: the answer is given anyway) */
 static void hook_audit(struct hook *h, const char *tool, json_t *input, const char *decision,
-		       const char *reason, const json_t *rule, const char *id,
+		       const char *reason, const struct sbx_req_rule *rule, const char *id,
 		       const struct sbx_esc_outcome *out)
 {
 	struct sbx_esc e = { .project = h->project, .session = h->session, .origin = "hook" };
@@ -329,7 +329,7 @@ static int escalate(struct hook *h, const char *tool, json_t *input,
 			     "be built", tool, v->reason ? v->reason : "?");
 	if (h->o->dry_run)
 		return decide(h, "deny", "bpfsbx: needs a person's approval (escalation is off)");
-	sbx_request_view_rule(v->rule, &r);
+	r.rule = v->rule;
 	r.agent_reason = sbx_json_str(input, "description");
 	if (r.agent_reason && !*r.agent_reason)
 		r.agent_reason = NULL;
@@ -340,7 +340,7 @@ static int escalate(struct hook *h, const char *tool, json_t *input,
 		free(err);
 		return 2;
 	}
-	hook_audit(h, tool, input, "ask", v->reason, v->rule, id, NULL);
+	hook_audit(h, tool, input, "ask", v->reason, &v->rule, id, NULL);
 	fprintf(stderr, "bpfsbx: waiting up to %d s for a person to decide request %s "
 		"(bpfsbx watch %s)\n", h->o->wait_ms / 1000, id, h->project);
 	rc = sbx_esc_wait(h->project, id, h->o->wait_ms, &out, &err);
@@ -351,7 +351,7 @@ static int escalate(struct hook *h, const char *tool, json_t *input,
 		return 2;
 	}
 	hook_audit(h, tool, input, out.state == SBX_ESC_APPROVED ? "approved" :
-		   out.state == SBX_ESC_DENIED ? "denied" : "pending", v->reason, v->rule, id, &out);
+		   out.state == SBX_ESC_DENIED ? "denied" : "pending", v->reason, &v->rule, id, &out);
 	text = sbx_esc_describe(h->project, id, &out);
 	reason = sbx_asprintf("bpfsbx: %s needs a person's approval: %s.\n%s",
 			      is_command ? "this command" : tool,
@@ -396,7 +396,7 @@ static int pre_tool_use(struct hook *h)
 				      v.reason ? v.reason : "no reason given",
 				      v.what ? " [" : "", v.what ? v.what : "", v.what ? "]" : "",
 				      deny_hint);
-		hook_audit(h, tool, input, "deny", v.reason, v.rule, NULL, NULL);
+		hook_audit(h, tool, input, "deny", v.reason, &v.rule, NULL, NULL);
 		rc = decide(h, "deny", reason);
 		free(reason);
 		break;

@@ -27,6 +27,7 @@ void sbx_cv_init(struct sbx_conn_verdict *v)
 	memset(v, 0, sizeof(*v));
 	v->verdict = SBX_V_NONE;
 	v->access = -1;
+	v->rule.id = -1;
 }
 
 void sbx_cv_clear(struct sbx_conn_verdict *v)
@@ -35,7 +36,7 @@ void sbx_cv_clear(struct sbx_conn_verdict *v)
 	free(v->what);
 	free(v->path);
 	free(v->host);
-	json_decref(v->rule);
+	free(v->rule_source);
 	sbx_cv_init(v);
 }
 
@@ -322,18 +323,18 @@ static void explain(struct sbx_conn_policy *cp, const struct sbx_decision *d,
 	free(v->reason);
 	v->reason = NULL;
 	if (ri) {
-		char *src = NULL;
-
-		if (asprintf(&src, "%s:%d", ri->file ? ri->file : "?", ri->line) < 0)
-			src = NULL;
-		v->rule = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s}",
-				    "id", (json_int_t)ri->id,
-				    "section", section_name(ri->section),
-				    "pattern", ri->pattern ? ri->pattern : "",
-				    "verdict", sbx_verdict_name(ri->verdict),
-				    "reason", ri->reason ? ri->reason : "",
-				    "source", src ? src : "");
-		free(src);
+		free(v->rule_source);
+		if (asprintf(&v->rule_source, "%s:%d", ri->file ? ri->file : "?", ri->line) < 0)
+			v->rule_source = NULL;
+		v->rule = (struct sbx_req_rule){
+			.present = true,
+			.id = ri->id,
+			.section = section_name(ri->section),
+			.pattern = ri->pattern ? ri->pattern : "",
+			.verdict = sbx_verdict_name(ri->verdict),
+			.reason = ri->reason ? ri->reason : "",
+			.source = v->rule_source ? v->rule_source : "",
+		};
 		if (asprintf(&v->reason, "%s (policy rule \"%s\" in the %s section)",
 			     ri->reason && *ri->reason ? ri->reason : "no reason given",
 			     ri->pattern ? ri->pattern : "?", section_name(ri->section)) < 0)

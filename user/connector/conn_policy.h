@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "policy/policy.h"
+#include "queue/request.h"
 
 #define SBX_SANDBOX_DIR		".sandbox"
 #define SBX_POLICY_FILE		".sandbox/policy.yaml"
@@ -35,15 +36,19 @@ struct sbx_conn_policy {
 /*
  * One decision with its explanation. what: the object ("read
  * /home/u/.ssh/id_rsa", "connect example.com:443", "command sudo").
- * rule: {"id","pattern","verdict","reason","source"} or NULL (defaults and
- * built-in rules). For file and network parts, path/access or host/port
- * say what an "access" request would have to ask for.
+ * rule: the policy rule as a request names it (id, section, pattern,
+ * verdict, reason, source), not present for defaults and built-in rules;
+ * its strings are the policy's, so a verdict lives no longer than the
+ * sbx_conn_policy that gave it, except source, which is the verdict's.
+ * For file and network parts, path/access or host/port say what an
+ * "access" request would have to ask for.
  */
 struct sbx_conn_verdict {
 	uint8_t verdict;	/* enum sbx_verdict; SBX_V_NONE = nothing decided yet */
 	char *reason;
 	char *what;
-	json_t *rule;
+	struct sbx_req_rule rule;
+	char *rule_source;	/* rule.source: "FILE:LINE" */
 	char *path;
 	int access;		/* enum sbx_access, with path */
 	char *host;

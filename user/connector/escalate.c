@@ -326,49 +326,28 @@ int sbx_esc_command_result(const char *project, const json_t *done, char **outpu
 			   bool *truncated, int *exit_code)
 {
 	const json_t *res = json_object_get(done, "result");
-	const char *id = sbx_json_str(done, "id");
-	const char *out = sbx_json_str(res, "output");
-	char expect[128];
 	struct sbx_queue *q;
-	struct stat st;
-	int fd, dfd;
-	ssize_t n;
+	size_t got = 0;
+	int rc;
 
 	*output = NULL;
 	*truncated = json_is_true(json_object_get(res, "truncated"));
 	*exit_code = json_is_integer(json_object_get(res, "exit_code"))
 		     ? (int)json_integer_value(json_object_get(res, "exit_code")) : -1;
-	if (!res || !id)
-		return -ENOENT;
-	/* only ever read the queue's own output file for this id */
-	snprintf(expect, sizeof(expect), "out/%s.txt", id);
-	if (!out || strcmp(out, expect))
+	if (!res)
 		return -ENOENT;
 	q = open_q(project, NULL);
 	if (!q)
 		return -EIO;
-	dfd = sbx_queue_dirfd(q, SBX_QDIR_OUT);
-	fd = dfd < 0 ? -1 : openat(dfd, expect + 4, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	rc = sbx_queue_read_output(q, done, output, &got);
 	sbx_queue_close(q);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	*output = malloc(SBX_ESC_OUTPUT_CAP + 1);
-	if (!*output) {
-		close(fd);
-		return -ENOMEM;
-	}
-	size_t got = 0;
-	while (got < SBX_ESC_OUTPUT_CAP &&
-	       (n = read(fd, *output + got, SBX_ESC_OUTPUT_CAP - got)) > 0)
-		got += n;
-	(*output)[got] = 0;
-	if ((size_t)st.st_size > got)
+	if (rc)
+		return rc;
+	if (got > SBX_ESC_OUTPUT_CAP) {
+		got = SBX_ESC_OUTPUT_CAP;
 		*truncated = true;
-	close(fd);
+	}
+	(*output)[got] = 0;
 	/* never cut a UTF-8 sequence in half: JSON strings must stay valid */
 	while (got > 0 && ((unsigned char)(*output)[got - 1] & 0xc0) == 0x80)
 		got--;
@@ -611,7 +590,7 @@ int sbx_esc_audit(const struct sbx_esc *e, json_t *body, char **err)
 
 int sbx_esc_audit_decision(const struct sbx_esc *e, const char *agent, const char *tool,
 			   json_t *input, const char *decision, const char *reason,
-			   const json_t *rule, const char *request,
+			   const struct sbx_req_rule *rule, const char *request,
 			   const struct sbx_esc_outcome *out, char **err)
 {
 	json_t *rec = json_pack("{s:s, s:s, s:s, s:s}", "event", "connector_decision", "agent",
@@ -626,8 +605,8 @@ int sbx_esc_audit_decision(const struct sbx_esc *e, const char *agent, const cha
 		json_object_set(rec, "input", input);
 	if (reason)
 		json_object_set_new(rec, "reason", json_string(reason));
-	if (json_is_object(rule) && json_object_get(rule, "pattern"))
-		json_object_set(rec, "rule", json_object_get(rule, "pattern"));
+	if (rule && rule->present && rule->pattern)
+		json_object_set_new(rec, "rule", json_string(rule->pattern));
 	if (request)
 		json_object_set_new(rec, "request", json_string(request));
 	if (d)

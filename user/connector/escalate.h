@@ -96,7 +96,7 @@ int sbx_env_ms(const char *name, int def, int max);
  */
 int sbx_esc_audit_decision(const struct sbx_esc *e, const char *agent, const char *tool,
 			   json_t *input, const char *decision, const char *reason,
-			   const json_t *rule, const char *request,
+			   const struct sbx_req_rule *rule, const char *request,
 			   const struct sbx_esc_outcome *out, char **err);
 /* The last max denials by connectors in the project's audit logs, one
  * line each ("TIME tool: reason"), for sandbox_status; NULL if none. */

@@ -190,6 +190,7 @@ static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json
 static json_t *op_submit(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json_t *req)
 {
 	json_t *request = json_object_get(req, "request"), *record = json_object_get(req, "record");
+	struct sbx_request ask;
 	char *id = NULL, *err = NULL;
 	json_t *r;
 	int rc;
@@ -207,7 +208,10 @@ static json_t *op_submit(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		return rc ? sbx_ctl_error("audit failed: %s", strerror(-rc)) :
 			    json_pack("{s:b}", "ok", 1);
 	}
-	rc = sbx_submit_for(c->session, c->pid, request, &id, &err);
+	if (!json_is_object(json_object_get(request, "object")))
+		return sbx_ctl_error("submit: \"object\" must be an object");
+	sbx_request_view(request, &ask);
+	rc = sbx_submit_for(c->session, c->pid, &ask, &id, &err);
 	if (rc) {
 		r = sbx_ctl_error("%s", err ? err : strerror(-rc));
 		free(err);

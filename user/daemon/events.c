@@ -273,7 +273,7 @@ static json_t *peer_json(const struct sbx_event *e)
 
 /* What a request filled from an event or a lookup points to, until it is filed */
 struct req_store {
-	char *exe, *cwd;
+	char *exe, *cwd, *path;
 	json_t *cmdline, *listener;
 	char comm[sizeof(((struct sbx_event *)0)->comm) + 1];
 	char addr[INET6_ADDRSTRLEN];
@@ -284,6 +284,7 @@ static void store_free(struct req_store *st)
 {
 	free(st->exe);
 	free(st->cwd);
+	free(st->path);
 	json_decref(st->cmdline);
 	json_decref(st->listener);
 }
@@ -354,6 +355,24 @@ static void event_request(const struct sbx_session_rt *s, const struct sbx_event
 		r->notice = sbx_grant_annotate(s, r, &st->ident);
 }
 
+/* Write r into s's queue, as one of s's requests: 0 and *id, or -errno
+ * and *err */
+static int submit(struct sbx_session_rt *s, const struct sbx_request *r, char **id, char **err)
+{
+	json_t *req = sbx_request_encode(r);
+	int rc;
+
+	if (!req) {
+		*err = sbx_strdup(strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	rc = sbx_queue_submit(s->queue, req, id, err);
+	json_decref(req);
+	if (rc == 0)
+		sbx_session_add_request(s, *id);
+	return rc;
+}
+
 /*
  * File r as a new request of s, remembered under key (taken) so that
  * repeats of the same ask fold into it, and tell the terminal the
@@ -362,23 +381,18 @@ static void event_request(const struct sbx_session_rt *s, const struct sbx_event
 static void file_request(struct sbx_session_rt *s, char *key, const struct sbx_request *r)
 {
 	char *id = NULL, *err = NULL;
-	json_t *req = sbx_request_encode(r);
 
-	if (!req || sbx_queue_submit(s->queue, req, &id, &err)) {
-		sbx_warn("session %s: writing a request: %s", s->name,
-			 !req ? strerror(ENOMEM) : err ? err : "?");
+	if (submit(s, r, &id, &err)) {
+		sbx_warn("session %s: writing a request: %s", s->name, err ? err : "?");
 		free(err);
 		free(key);
-		json_decref(req);
 		return;
 	}
 	sbx_notice_request(s, id, r);
-	json_decref(req);
 	s->pending = sbx_realloc_array(s->pending, s->n_pending + 1, sizeof(*s->pending));
 	s->pending[s->n_pending++] = (struct sbx_pending_rt){
 		.key = key, .id = id, .count = 1, .flushed = 1, .last_flush_ns = sbx_boot_ns(),
 	};
-	sbx_session_add_request(s, id);
 }
 
 static void escalate(struct sbx_daemon *d, struct sbx_session_rt *s, const struct sbx_event *e,
@@ -631,57 +645,64 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* A connector inside a session asks for something (control op "submit").
- * Only kind, object and the agent's reason come from the caller; who it
- * is and where its queue lives come from the kernel and our records. */
-int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, json_t *in,
-		   char **id, char **err)
+/*
+ * Of a connector's ask, only what the caller may say: for a command the
+ * command and its directory, for an access the path and access or the
+ * host and port, and its reason. The rest is the daemon's to fill.
+ */
+static void ask_narrow(struct sbx_request *r)
 {
-	const char *kind = sbx_json_str(in, "kind");
-	json_t *obj = json_object_get(in, "object"), *asked, *req;
-	struct req_store st = { 0 };
-	struct sbx_request r;
-	int rc;
+	const struct sbx_request a = *r;
 
-	if (!kind || (strcmp(kind, "command") && strcmp(kind, "access"))) {
-		*err = sbx_strdup("submit: \"kind\" must be \"command\" or \"access\"");
-		return -EINVAL;
+	sbx_request_init(r, a.kind);
+	r->agent_reason = a.agent_reason;
+	switch (a.kind) {
+	case SBX_REQ_COMMAND:
+		r->command = a.command;
+		r->cwd = a.cwd;
+		break;
+	case SBX_REQ_ACCESS_PATH:
+		r->path = a.path;
+		r->access = a.access;
+		r->has_access = a.has_access;
+		break;
+	case SBX_REQ_ACCESS_HOST:
+		r->host = a.host;
+		r->port = a.port;
+		r->has_port = a.has_port;
+		break;
+	default:
+		break;
 	}
-	if (!json_is_object(obj)) {
-		*err = sbx_strdup("submit: \"object\" must be an object");
+}
+
+int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, struct sbx_request *r, char **id,
+		   char **err)
+{
+	struct req_store st = { 0 };
+	int rc = 0;
+
+	if (r->kind != SBX_REQ_COMMAND && r->kind != SBX_REQ_ACCESS_PATH &&
+	    r->kind != SBX_REQ_ACCESS_HOST) {
+		*err = sbx_strdup("submit: \"kind\" must be \"command\" or \"access\"");
 		return -EINVAL;
 	}
 	if (!s->queue) {
 		*err = sbx_strdup("the session has no queue");
 		return -EIO;
 	}
-	obj = json_deep_copy(obj);
-	if (!strcmp(kind, "access") && json_object_get(obj, "path") &&
-	    (rc = sbx_grant_ident_of_access(obj, err))) {
-		json_decref(obj);
-		return rc;
+	ask_narrow(r);
+	if (r->kind == SBX_REQ_ACCESS_PATH)
+		rc = sbx_grant_ident_of_access(r, &st.ident, &st.path, err);
+	if (rc == 0) {
+		r->session = s->name;
+		r->project = s->project;
+		r->process.uid = s->uid;
+		proc_fill(&st, pid, r);
+		rc = submit(s, r, id, err);
 	}
-	/* what the caller may say: the kind, the object, its reason */
-	asked = json_pack("{s:s,s:o}", "kind", kind, "object", obj);
-	if (!asked)
-		return -ENOMEM;
-	sbx_request_view(asked, &r);
-	r.agent_reason = sbx_json_str(in, "agent_reason");
-	r.session = s->name;
-	r.project = s->project;
-	r.process.uid = s->uid;
-	proc_fill(&st, pid, &r);
-	req = sbx_request_encode(&r);
 	store_free(&st);
-	json_decref(asked);
-	if (!req)
-		return -ENOMEM;
-	rc = sbx_queue_submit(s->queue, req, id, err);
-	json_decref(req);
-	if (rc)
-		return rc;
-	sbx_session_add_request(s, *id);
-	return 0;
+	return rc;
 }
 
 /* One line for the repeats of a folded event, in the log and the audit. */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "queue/request.h"
 #include "user/daemon/state.h"
 
 /* The ring buffer's callback (ctx: the daemon). */
@@ -27,7 +28,15 @@ char *sbx_event_object(const struct sbx_event *e);
 void sbx_events_dns(struct sbx_daemon *d, struct sbx_session_rt *s, const char *name,
 		    const char *qtype, uint8_t verdict, uint32_t rule_id, const char *why,
 		    pid_t pid, bool escalate_it);
-/* A request from a connector inside a session (control op "submit"). */
-int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, json_t *req, char **id, char **err);
+/*
+ * A request from a connector inside a session (control op "submit"), r as
+ * sbx_request_view() read it from the call. Only the kind, the object and
+ * the agent's reason are the caller's: r is narrowed to them, and who asks
+ * (pid), where its queue lives and which object a path names are filled
+ * in by the daemon. r is used up: what it points to after the call is
+ * gone. 0 and *id, or -errno and *err.
+ */
+int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, struct sbx_request *r, char **id,
+		   char **err);
 
 #endif

@@ -6,9 +6,19 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "user/daemon/evrec.h"
+
+const char *sbx_evrec_host(void)
+{
+	static char host[256];
+
+	if (!host[0] && gethostname(host, sizeof(host) - 1))
+		snprintf(host, sizeof(host), "localhost");
+	return host;
+}
 
 void sbx_evrec_init(struct sbx_evrec *r, const char *kind, const struct timespec *ts)
 {
@@ -53,7 +63,7 @@ json_t *sbx_evrec_json(const struct sbx_evrec *r)
 	put_str(o, "operation", r->operation);
 	put_str(o, "access", r->access);
 	put_str(o, "object", r->object);
-	json_object_set_new(o, "rule", sbx_request_encode_rule(&r->rule));
+	json_object_set_new(o, "rule", sbx_request_encode_rule(&r->rule.rule));
 	put_str(o, "verdict", r->verdict);
 	put_str(o, "tier", r->tier);
 	put_int(o, "errno", r->err);

@@ -34,6 +34,9 @@ struct sbx_evrec {
 	json_t *extra;		/* rare parts (listener, client, ...), or NULL */
 };
 
+/* This machine's name, as the records that leave it (syslog, OTLP) carry
+ * it. */
+const char *sbx_evrec_host(void);
 /* An empty record of kind at time ts: numbers -1, strings NULL. */
 void sbx_evrec_init(struct sbx_evrec *r, const char *kind, const struct timespec *ts);
 /* The event log line (a new reference; NULL when out of memory). */

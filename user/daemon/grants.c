@@ -426,22 +426,23 @@ const char *sbx_grant_annotate(const struct sbx_session_rt *s, struct sbx_reques
 	return NULL;
 }
 
-int sbx_grant_ident_of_access(json_t *obj, char **why)
+int sbx_grant_ident_of_access(struct sbx_request *r, struct sbx_objid *id, char **full,
+			      char **why)
 {
-	const char *path = sbx_json_str(obj, "path");
-	char *norm, *dir = NULL, *real = NULL, *full = NULL, target[512];
+	const char *path = r->path;
+	char *norm, *dir = NULL, *real = NULL, target[512];
 	const char *name;
-	struct sbx_objid id;
 	int rc = 0;
 
+	*full = NULL;
 	/* whatever the agent said about identity is not ours to trust */
-	json_object_del(obj, "dev");
-	json_object_del(obj, "ino");
-	json_object_del(obj, "type");
-	json_object_del(obj, "nlink");
-	json_object_del(obj, "new_name");
-	json_object_del(obj, "name_hash");
-	json_object_del(obj, "btime");
+	r->has_ident = r->new_name = r->abstract = false;
+	r->dev = 0;
+	r->ino = 0;
+	r->name_hash = 0;
+	r->ftype = NULL;
+	r->nlink = -1;
+	r->btime = NULL;
 	if (!path || path[0] != '/') {
 		*why = sbx_asprintf("'%s' is not an absolute path", path ? path : "");
 		return -EINVAL;
@@ -463,50 +464,50 @@ int sbx_grant_ident_of_access(json_t *obj, char **why)
 		rc = -ENOENT;
 		goto out;
 	}
-	full = sbx_asprintf("%s/%s", strcmp(real, "/") ? real : "", name);
-	rc = sbx_objid_nofollow(full, &id);
-	if (rc == 0 && !strcmp(id.type, "symlink")) {
-		ssize_t n = readlink(full, target, sizeof(target) - 1);
+	*full = sbx_asprintf("%s/%s", strcmp(real, "/") ? real : "", name);
+	rc = sbx_objid_nofollow(*full, id);
+	if (rc == 0 && !strcmp(id->type, "symlink")) {
+		ssize_t n = readlink(*full, target, sizeof(target) - 1);
 
 		target[n > 0 ? n : 0] = 0;
 		*why = sbx_asprintf("%s is a symbolic link to %s; a person approves the object "
-				    "itself, so ask for the path it leads to", full,
+				    "itself, so ask for the path it leads to", *full,
 				    n > 0 ? target : "?");
 		rc = -ELOOP;
 		goto out;
 	}
 	if (rc == 0) {
-		json_object_set_new(obj, "dev", json_integer(id.dev));
-		json_object_set_new(obj, "ino", json_integer((json_int_t)id.ino));
-		json_object_set_new(obj, "type", json_string(id.type));
-		json_object_set_new(obj, "nlink", json_integer((json_int_t)id.nlink));
-		if (id.btime[0])
-			json_object_set_new(obj, "btime", json_string(id.btime));
+		r->has_ident = true;
+		r->dev = id->dev;
+		r->ino = id->ino;
+		r->ftype = id->type;
+		r->nlink = (long long)id->nlink;
+		r->btime = id->btime[0] ? id->btime : NULL;
 	} else if (rc == -ENOENT) {
-		char hash[32];
-
 		/* not there yet: its directory and its name, like the kernel's
 		 * request for a file to be created */
-		rc = sbx_objid_nofollow(real, &id);
+		rc = sbx_objid_nofollow(real, id);
 		if (rc) {
 			*why = sbx_asprintf("%s: %s", real, strerror(-rc));
 			goto out;
 		}
-		snprintf(hash, sizeof(hash), "%016llx",
-			 (unsigned long long)sbx_hash_name(name, strlen(name)));
-		json_object_set_new(obj, "dev", json_integer(id.dev));
-		json_object_set_new(obj, "ino", json_integer((json_int_t)id.ino));
-		json_object_set_new(obj, "new_name", json_true());
-		json_object_set_new(obj, "name_hash", json_string(hash));
+		r->has_ident = true;
+		r->dev = id->dev;
+		r->ino = id->ino;
+		r->new_name = true;
+		r->name_hash = sbx_hash_name(name, strlen(name));
 	} else {
-		*why = sbx_asprintf("%s: %s", full, strerror(-rc));
+		*why = sbx_asprintf("%s: %s", *full, strerror(-rc));
 		goto out;
 	}
-	json_object_set_new(obj, "path", json_string(full));
+	r->path = *full;
 out:
+	if (rc) {
+		free(*full);
+		*full = NULL;
+	}
 	free(norm);
 	free(dir);
 	free(real);
-	free(full);
 	return rc;
 }

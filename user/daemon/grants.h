@@ -82,10 +82,13 @@ const char *sbx_grant_annotate(const struct sbx_session_rt *s, struct sbx_reques
  * which object it is. The directories are resolved (a path through a
  * symlinked directory is shown resolved), the last component is not
  * followed: a symlink there is refused, with its target, so that the
- * agent asks for the target and the person sees that. Sets path, dev,
- * ino, type, nlink (or new_name, name_hash) in obj. 0, or -errno with
- * *why for the agent.
+ * agent asks for the target and the person sees that. Sets r's path
+ * (to *full, malloc'd, the caller's), dev, ino, type, nlink and btime
+ * (strings in *id, which the caller keeps until r is encoded), or new_name
+ * and name_hash; what r said of identity before is dropped. 0, or -errno
+ * with *why for the agent.
  */
-int sbx_grant_ident_of_access(json_t *obj, char **why);
+int sbx_grant_ident_of_access(struct sbx_request *r, struct sbx_objid *id, char **full,
+			      char **why);
 
 #endif

@@ -42,7 +42,6 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "user/daemon/otlp.h"
-#include "user/daemon/sinks.h"
 
 #define BACKOFF_MIN_MS 200
 #define BACKOFF_MAX_MS 5000
@@ -379,7 +378,7 @@ void sbx_otlp_event(const struct sbx_evrec *r)
 	pthread_mutex_unlock(&lock);
 	if (full)
 		return;
-	req = sbx_otlp_request(r, sbx_sinks_host());
+	req = sbx_otlp_request(r, sbx_evrec_host());
 	txt = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	name_of(seq, name, sizeof(name));

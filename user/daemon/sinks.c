@@ -36,15 +36,6 @@ json_t *sbx_sinks_status(void)
 	return j;
 }
 
-const char *sbx_sinks_host(void)
-{
-	static char host[256];
-
-	if (!host[0] && gethostname(host, sizeof(host) - 1))
-		snprintf(host, sizeof(host), "localhost");
-	return host;
-}
-
 /* The session user's name; getpwuid may ask NSS over the network, so
  * the last answer is kept (a daemon serves few users). */
 static const char *user_name(uid_t uid)

@@ -15,7 +15,5 @@ void sbx_sinks_emit(struct sbx_daemon *d, struct sbx_session_rt *s, const struct
 /* {"journal": {failures}, "syslog": {sent, failures}, "otlp": {queued,
  * sent, lost, rejected, failures} (only with --otlp)}: status shows it */
 json_t *sbx_sinks_status(void);
-/* This machine's name, as syslog and OTLP report it. */
-const char *sbx_sinks_host(void);
 
 #endif

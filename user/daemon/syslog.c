@@ -31,7 +31,6 @@
 #include "lib/log.h"
 #include "lib/text.h"
 #include "queue/render.h"
-#include "user/daemon/sinks.h"
 #include "user/daemon/syslog.h"
 
 #define RETRY_NS 1000000000ull
@@ -279,7 +278,7 @@ void sbx_syslog_event(const struct sbx_evrec *r)
 			return;
 		}
 	}
-	msg = sbx_syslog_format(r, sbx_sinks_host(), (int)getpid());
+	msg = sbx_syslog_format(r, sbx_evrec_host(), (int)getpid());
 	if (msg && !send_msg(msg)) {
 		sent++;
 	} else {

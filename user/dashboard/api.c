@@ -131,14 +131,10 @@ static int locate(struct sbx_feed *f, const char *id, char **project, enum sbx_q
 /* the head of an approved command's output, into o */
 static void add_output(struct sbx_queue *q, const json_t *done, json_t *o)
 {
-	const char *out = sbx_json_str(json_object_get(done, "result"), "output");
 	char *buf = NULL, *text;
 	size_t len = 0;
 
-	if (!out || strncmp(out, "out/", 4) || strchr(out + 4, '/'))
-		return;
-	if (sbx_read_file_at(sbx_queue_dirfd(q, SBX_QDIR_OUT), out + 4, SBX_CMD_OUTPUT_MAX + 1, &buf,
-			     &len, NULL))
+	if (sbx_queue_read_output(q, done, &buf, &len))
 		return;
 	json_object_set_new(o, "output_truncated", json_boolean(len > SBX_API_OUTPUT_MAX));
 	if (len > SBX_API_OUTPUT_MAX)

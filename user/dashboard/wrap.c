@@ -9,26 +9,24 @@
 json_t *sbx_api_wrap(const char *project, enum sbx_qdir state, json_t *rec)
 {
 	struct sbx_request r;
+	struct sbx_render rd;
 	json_t *w = json_pack("{s:s,s:s,s:O}", "project", project, "state", sbx_qdir_name(state),
 			      "request", rec);
+	char *what;
 
+	/* a record that does not decode is shown unrendered: the page then
+	 * says it cannot be approved there */
+	if (!w || !sbx_request_decode(rec, state == SBX_QDIR_DONE, &r, NULL))
+		return w;
 	/* the words watch uses for the object, so the two read the same */
-	if (sbx_request_decode(rec, state == SBX_QDIR_DONE, &r, NULL)) {
-		char *what = sbx_request_what(&r);
-
-		if (what)
-			json_object_set_new(w, "what", json_string(what));
-		free(what);
-	}
-	sbx_request_release(&r);
+	what = sbx_request_what(&r);
+	if (what)
+		json_object_set_new(w, "what", json_string(what));
+	free(what);
 	/* the page shows the request as watch does: by queue/render.c, here */
-	{
-		struct sbx_render rd;
-
-		sbx_request_view(rec, &r);
-		sbx_render_request(&r, project, &rd);
-		json_object_set_new(w, "render", sbx_render_json(&rd));
-		sbx_render_free(&rd);
-	}
+	sbx_render_request(&r, project, &rd);
+	json_object_set_new(w, "render", sbx_render_json(&rd));
+	sbx_render_free(&rd);
+	sbx_request_release(&r);
 	return w;
 }

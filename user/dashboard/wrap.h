@@ -10,7 +10,8 @@
 #include "queue/queue.h"
 
 /* {project, state, request, what, render}: rec (borrowed) in state under
- * project, with what watch calls it and as queue/render.c renders it */
+ * project, with what watch calls it and as queue/render.c renders it; a
+ * record that is not valid gets neither what nor render */
 json_t *sbx_api_wrap(const char *project, enum sbx_qdir state, json_t *rec);
 
 #endif

@@ -222,7 +222,7 @@ static struct sbx_esc esc_of(struct sbx_mcp *m)
 }
 
 void mcp_audit(struct sbx_mcp *m, enum tool tool, json_t *input, const char *decision,
-	       const char *reason, const json_t *rule, const char *id,
+	       const char *reason, const struct sbx_req_rule *rule, const char *id,
 	       const struct sbx_esc_outcome *out)
 {
 	static const char *const names[] = { "run_privileged", "request_access", "check_request",
@@ -282,7 +282,7 @@ static json_t *run_privileged(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 						   v.reason ? v.reason : ""));
 		free(t);
 		obj = json_pack("{s:s, s:s}", "command", command, "cwd", cwd);
-		mcp_audit(m, T_RUN, obj, "deny", v.reason, v.rule, NULL, NULL);
+		mcp_audit(m, T_RUN, obj, "deny", v.reason, &v.rule, NULL, NULL);
 		json_decref(obj);
 		goto out;
 	}
@@ -295,12 +295,13 @@ static json_t *run_privileged(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 	ask.command = command;
 	ask.cwd = cwd;
 	ask.agent_reason = why;
-	sbx_request_view_rule(v.verdict >= SBX_V_ASK ? v.rule : NULL, &ask);
+	if (v.verdict >= SBX_V_ASK)
+		ask.rule = v.rule;
 	e = esc_of(m);
 	rc = sbx_esc_submit(&e, &ask, &id, &err);
 	obj = json_pack("{s:s, s:s}", "command", command, "cwd", cwd);
 	if (rc == 0)
-		mcp_audit(m, T_RUN, obj, "ask", v.reason, v.rule, id, NULL);
+		mcp_audit(m, T_RUN, obj, "ask", v.reason, &v.rule, id, NULL);
 	json_decref(obj);
 	r = submitted_or_error(m, rpc_id, rc, id, err, T_RUN, meta);
 out:
@@ -389,7 +390,7 @@ static json_t *request_access(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 		free(t);
 		obj = abs ? json_pack("{s:s, s:s}", "path", abs, "access", sbx_access_name(acc))
 			  : json_pack("{s:s, s:i}", "host", h, "port", port);
-		mcp_audit(m, T_ACCESS, obj, "deny", v.reason, v.rule, NULL, NULL);
+		mcp_audit(m, T_ACCESS, obj, "deny", v.reason, &v.rule, NULL, NULL);
 		goto out;
 	}
 	if (v.verdict != SBX_V_ASK ||
@@ -415,13 +416,13 @@ static json_t *request_access(struct sbx_mcp *m, json_t *rpc_id, json_t *args, j
 	ask.port = port;
 	ask.has_port = !abs;
 	ask.agent_reason = why;
-	sbx_request_view_rule(v.rule, &ask);
+	ask.rule = v.rule;
 	e = esc_of(m);
 	rc = sbx_esc_submit(&e, &ask, &id, &err);
 	obj = abs ? json_pack("{s:s, s:s}", "path", abs, "access", sbx_access_name(acc))
 		  : json_pack("{s:s, s:i}", "host", h, "port", port);
 	if (rc == 0)
-		mcp_audit(m, T_ACCESS, obj, "ask", v.reason, v.rule, id, NULL);
+		mcp_audit(m, T_ACCESS, obj, "ask", v.reason, &v.rule, id, NULL);
 	r = submitted_or_error(m, rpc_id, rc, id, err, T_ACCESS, meta);
 out:
 	json_decref(obj);

@@ -23,7 +23,7 @@ json_t *mcp_outcome_result(struct sbx_mcp *m, enum tool tool, const char *id,
 /* A decision of the MCP server into the session's audit log (best effort):
  * see sbx_esc_audit_decision(). */
 void mcp_audit(struct sbx_mcp *m, enum tool tool, json_t *input, const char *decision,
-	       const char *reason, const json_t *rule, const char *id,
+	       const char *reason, const struct sbx_req_rule *rule, const char *id,
 	       const struct sbx_esc_outcome *out);
 
 #endif
