@@ -32,7 +32,6 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 	for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
 		/* what run and the daemon do not apply is never "enforced" */
 		if (!strncmp(rows[i].what, "unix", 4) ||
-		    !strncmp(rows[i].what, "socket families", 15) ||
 		    !strncmp(rows[i].what, "events for file", 15))
 			CU_ASSERT_EQUAL(rows[i].state, SBX_PROT_NOT_ENFORCED);
 		/* the scopes are Landlock's from ABI 6 (landlock.c sets them) */
@@ -66,8 +65,7 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 			!strncmp(rows[i].what, "signals", 7) || !strncmp(rows[i].what, "unix", 4) ||
 			!strncmp(rows[i].what, "abstract", 8) ||
 			!strcmp(rows[i].what, "events for file and exec denials") ||
-			!strcmp(rows[i].what, "events for the never-list") ||
-			!strncmp(rows[i].what, "socket families", 15);
+			!strcmp(rows[i].what, "events for the never-list");
 
 		if (off != want_off)
 			printf("    tier: at ABI 2, \"%s\" is %s\n", rows[i].what,

@@ -143,9 +143,9 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	/* network */
 	ROW("IP connects and sends, DNS redirect, loopback listeners",
 	    "cgroup/connect4/6, sendmsg4/6", have(p->cgroup2), NULL);
-	ROW("socket families (raw, packet, netlink, ...)", "none: cgroup/sock_create is not "
-	    "loaded yet", SBX_PROT_NOT_ENFORCED, "what the kernel lets the user make: raw and "
-	    "packet sockets need CAP_NET_RAW");
+	ROW("socket families (raw, packet, netlink, ...)", "cgroup/sock_create for IPv4 and IPv6 "
+	    "(EPERM, with an event); seccomp for the other families (EPERM, no event)",
+	    have(p->cgroup2 && sc), NULL);
 	ROW("abstract unix sockets bound outside the session", abi >= 6 ? "Landlock abstract-socket "
 	    "scope (ABI 6): EPERM" : "none: Landlock ABI 6 has the abstract-socket scope",
 	    have(abi >= 6), abi >= 6 ? "every one, whatever the policy allows (\"@name\" rules "

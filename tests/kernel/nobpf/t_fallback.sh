@@ -157,3 +157,27 @@ test_signal_to_outside_process_refused_by_scope() {
 	fi
 	wait 2>/dev/null || true
 }
+
+# inet sockets the policy does not allow (MPTCP: one an unprivileged
+# user can make, unlike raw ones) are refused by cgroup/sock_create with
+# the full tier's event; the plain ones are made
+test_inet_socket_outside_the_allowlist_refused_with_event() {
+	got=$(as_user $SBXT socket 2 1 262 2>&1 | tail -n 1)
+	[ "$got" = OK ] || skip "MPTCP sockets cannot be made here even outside a session ($got)"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT socket 2 1 262	# AF_INET, STREAM, MPTCP
+	event operation=socket_create verdict=deny tier=landlock
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT socket 10 1 262
+	expect "OK" in_session $POL/core.yaml $SBXT socket 2 1 0
+	expect "OK" in_session $POL/core.yaml $SBXT socket 10 2 0
+}
+
+# the families cgroup/sock_create never sees (netlink, packet, AF_ALG,
+# ...): run's seccomp filter refuses those the policy does not allow, with
+# no event; netlink route (ip) stays open
+test_other_socket_families_refused_by_seccomp() {
+	expect "OK" as_user $SBXT socket 16 3 9	# AF_NETLINK, RAW, NETLINK_AUDIT
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT socket 16 3 9
+	expect "OK" in_session $POL/core.yaml $SBXT socket 16 3 0	# NETLINK_ROUTE
+	in_session $POL/core.yaml ip -o link show lo >/dev/null || fail "ip link (netlink route) failed in a session"
+	[ "$(fb_row "socket families (raw, packet, netlink, ...)")" = enforced ] || fail "doctor's row"
+}
