@@ -21,7 +21,7 @@
  *    no task_kill check at delivery, so naming an owner is sending it
  *    signals; only the session's own processes may be named.
  */
-#include "sbx_common.h"
+#include "sbx_family.h"
 
 #define CLONE_INTO_CGROUP	0x200000000ULL
 #define TIOCSTI			0x5412
@@ -33,15 +33,6 @@
 #define F_OWNER_TID		0
 #define F_OWNER_PID		1
 #define F_OWNER_PGRP		2
-
-#define AF_NETLINK	16
-#define AF_PACKET	17
-#define SOCK_STREAM	1
-#define SOCK_DGRAM	2
-#define SOCK_RAW	3
-#define SOCK_SEQPACKET	5
-#define SOCK_PACKET	10
-#define IPPROTO_ICMPV6	58
 
 static __always_inline int sbx_refuse(struct sbx_session *s, __u64 cgid, __u16 op,
 				      __u32 rule, __u32 aux)
@@ -212,48 +203,6 @@ SEC("lsm/kernel_load_data")
 int BPF_PROG(sbx_kernel_load_data, enum kernel_load_data_id id, bool contents, int ret)
 {
 	return ret ?: sbx_never(SBX_OP_KERNEL);
-}
-
-/*
- * An allowlist: only sockets whose every destination the network hooks
- * can read are created. The check runs before __sock_create() loads a
- * family's module, so a refused family never autoloads (AF_CAN, AF_RXRPC,
- * AF_SMC: rarely used code with a history of kernel bugs). Raw sockets
- * write their own IP headers, so their destinations are not the ones the
- * hooks see; SCTP and MPTCP are checked but off unless the policy turns
- * them on (sandbox: in docs/POLICY.md).
- */
-static __always_inline bool sbx_socket_allowed(const struct sbx_session *s, int family,
-					       int type, int protocol)
-{
-	__u32 f = s->pol.flags;
-
-	switch (family) {
-	case AF_UNIX:
-		return true;
-	case AF_INET:
-	case AF_INET6:
-		if (type == SOCK_RAW || type == SOCK_PACKET)
-			return f & SBX_PF_ALLOW_RAW;
-		if (protocol == IPPROTO_SCTP)
-			return (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
-			       (f & SBX_PF_ALLOW_SCTP);
-		if (type == SOCK_STREAM)
-			return protocol == 0 || protocol == IPPROTO_TCP ||
-			       (protocol == IPPROTO_MPTCP && (f & SBX_PF_ALLOW_MPTCP));
-		if (type == SOCK_DGRAM)	/* ICMP: unprivileged ping sockets */
-			return protocol == 0 || protocol == IPPROTO_UDP ||
-			       (family == AF_INET && protocol == IPPROTO_ICMP) ||
-			       (family == AF_INET6 && protocol == IPPROTO_ICMPV6);
-		return false;
-	case AF_NETLINK:
-		return protocol >= 0 && protocol < 32 &&
-		       ((s->pol.netlink_allow >> protocol) & 1);
-	case AF_PACKET:
-		return f & SBX_PF_ALLOW_RAW;
-	default:
-		return family >= 0 && family < 64 && ((s->pol.family_allow >> family) & 1);
-	}
 }
 
 SEC("lsm/socket_create")

@@ -15,6 +15,9 @@
  *  - execve needs READ_FILE as well as EXECUTE.
  * Landlock's own rule is that a process in a domain cannot ptrace, or read
  * /proc/PID/{mem,environ,fd} of, a process outside it: the proc rules.
+ * From ABI 6 the plan also scopes abstract unix sockets and signals to the
+ * domain (sbx_landlock_scopes): the BPF-LSM tier decides those per
+ * listener and per target; here only the domain's own are reachable.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,7 +51,7 @@
 			 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | \
 			 LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
-static int ll_create_ruleset(const struct landlock_ruleset_attr *attr, size_t size, uint32_t flags)
+static int ll_create_ruleset(const void *attr, size_t size, uint32_t flags)
 {
 	return (int)syscall(SYS_landlock_create_ruleset, attr, size, flags);
 }
@@ -81,6 +84,11 @@ uint64_t sbx_landlock_all_rights(int abi)
 	if (abi >= 5)
 		r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
 	return abi >= 1 ? r : 0;
+}
+
+uint64_t sbx_landlock_scopes(int abi)
+{
+	return abi >= 6 ? LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL : 0;
 }
 
 uint64_t sbx_landlock_rights(int abi, unsigned accbits)
@@ -646,6 +654,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 	}
 	out->abi = abi;
 	out->handled = b.all;
+	out->scoped = sbx_landlock_scopes(abi);
 	out->rules = b.rules;
 	out->n_rules = b.n_rules;
 	b.rules = NULL;
@@ -696,9 +705,9 @@ void sbx_landlock_plan_free(struct sbx_landlock_plan *plan)
 
 void sbx_landlock_plan_dump(const struct sbx_landlock_plan *plan, FILE *out)
 {
-	fprintf(out, "landlock abi %d handled %#llx rules %zu expanded %zu scanned %zu\n",
-		plan->abi, (unsigned long long)plan->handled, plan->n_rules, plan->n_expanded,
-		plan->scanned);
+	fprintf(out, "landlock abi %d handled %#llx scoped %#llx rules %zu expanded %zu "
+		"scanned %zu\n", plan->abi, (unsigned long long)plan->handled,
+		(unsigned long long)plan->scoped, plan->n_rules, plan->n_expanded, plan->scanned);
 	for (size_t i = 0; i < plan->n_expanded; i++)
 		fprintf(out, "expanded %s\n", plan->expanded[i]);
 	for (size_t i = 0; i < plan->n_rules; i++)
@@ -708,18 +717,28 @@ void sbx_landlock_plan_dump(const struct sbx_landlock_plan *plan, FILE *out)
 
 /* ---- applying ----------------------------------------------------------------------------- */
 
+/* struct landlock_ruleset_attr as of ABI 6; the kernel takes a shorter
+ * one from older callers, so the size passed says which fields are set */
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
 int sbx_landlock_apply(const struct sbx_landlock_plan *plan, char **why)
 {
-	struct landlock_ruleset_attr attr = { .handled_access_fs = plan->handled };
+	struct ll_ruleset_attr attr = { .handled_access_fs = plan->handled,
+					.scoped = plan->scoped };
+	size_t attr_size = plan->scoped ? sizeof(attr) : sizeof(attr.handled_access_fs);
 	int abi = sbx_landlock_abi(), rfd, err = 0;
 
 	if (why)
 		*why = NULL;
 	if (abi < 1)
 		return fail(why, -ENOTSUP, "Landlock is not available on this kernel");
-	if (abi < plan->abi || !plan->handled)
+	if (abi < plan->abi || !plan->handled || (plan->scoped & ~sbx_landlock_scopes(abi)))
 		return fail(why, -EINVAL, "the plan is for Landlock ABI %d, the kernel has %d", plan->abi, abi);
-	rfd = ll_create_ruleset(&attr, sizeof(attr), 0);
+	rfd = ll_create_ruleset(&attr, attr_size, 0);
 	if (rfd < 0)
 		return fail(why, -errno, "landlock_create_ruleset");
 	for (size_t i = 0; i < plan->n_rules && !err; i++) {

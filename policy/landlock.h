@@ -31,6 +31,14 @@
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV	(1ULL << 15)
 #endif
+/* ABI 6 (6.12): the values of include/uapi/linux/landlock.h, which the
+ * struct landlock_ruleset_attr of older headers has no field for */
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET	(1ULL << 0)
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL			(1ULL << 1)
+#endif
 
 /* The running kernel's Landlock ABI: 0 when Landlock is missing or off,
  * with errno telling which (ENOSYS: not built; EOPNOTSUPP: disabled). */
@@ -41,6 +49,11 @@ int sbx_landlock_abi(void);
 uint64_t sbx_landlock_rights(int abi, unsigned accbits);
 uint64_t sbx_landlock_all_rights(int abi);
 
+/* The scopes the plan sets on ABI abi: from ABI 6, abstract unix sockets
+ * and signals, so that a session can neither connect to an abstract
+ * socket bound outside its domain nor signal a process outside it. */
+uint64_t sbx_landlock_scopes(int abi);
+
 struct sbx_landlock_rule {
 	char *path;		/* real path, no symlink in it */
 	uint64_t access;	/* LANDLOCK_ACCESS_FS_* */
@@ -50,6 +63,7 @@ struct sbx_landlock_rule {
 struct sbx_landlock_plan {
 	int abi;			/* the ABI the rights were chosen for */
 	uint64_t handled;		/* handled_access_fs */
+	uint64_t scoped;		/* LANDLOCK_SCOPE_*: sbx_landlock_scopes(abi) */
 	struct sbx_landlock_rule *rules;	/* sorted by path, each once */
 	size_t n_rules;
 	/* Directories expanded into their entries (a rule is anchored below

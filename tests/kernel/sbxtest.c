@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -772,6 +773,61 @@ static int fd_server(const char *sock, const char *file)
 	return 0;
 }
 
+/* a unix socket address: "@name" the abstract namespace, else a path */
+static socklen_t unix_addr(const char *name, struct sockaddr_un *sa)
+{
+	size_t n = strlen(name);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (n >= sizeof(sa->sun_path))
+		n = sizeof(sa->sun_path) - 1;
+	memcpy(sa->sun_path, name, n);
+	if (name[0] == '@')
+		sa->sun_path[0] = 0;
+	else
+		n++;	/* a path's terminating NUL */
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+}
+
+/* unix-listen ADDR: a stream listener on ADDR; prints LISTENING, then
+ * ACCEPTED for the first client */
+static int unix_listen(const char *addr)
+{
+	struct sockaddr_un sa;
+	socklen_t len = unix_addr(addr, &sa);
+	int ls = socket(AF_UNIX, SOCK_STREAM, 0), c;
+
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, len) || listen(ls, 4))
+		return errno;
+	printf("LISTENING\n");
+	fflush(stdout);
+	c = accept(ls, NULL, NULL);
+	if (c < 0)
+		return errno;
+	printf("ACCEPTED\n");
+	close(c);
+	close(ls);
+	return 0;
+}
+
+/* unix-connect stream|dgram ADDR: connect (stream) or send a datagram */
+static int unix_connect(const char *kind, const char *addr)
+{
+	struct sockaddr_un sa;
+	socklen_t len = unix_addr(addr, &sa);
+	int dgram = !strcmp(kind, "dgram"), rc = 0;
+	int s = socket(AF_UNIX, dgram ? SOCK_DGRAM : SOCK_STREAM, 0);
+
+	if (s < 0)
+		return errno;
+	if (dgram ? sendto(s, "x", 1, 0, (struct sockaddr *)&sa, len) < 0 :
+		    connect(s, (struct sockaddr *)&sa, len) != 0)
+		rc = errno;
+	close(s);
+	return rc;
+}
+
 /* recv-fd SOCK: take a descriptor from the server and read it */
 static int recv_fd(const char *sock)
 {
@@ -999,6 +1055,10 @@ static int dispatch_redteam(const char *c, char **a, int n, int *handled)
 		return report(fd_server(a[0], a[1]));
 	if (!strcmp(c, "recv-fd") && n >= 1)
 		return report(recv_fd(a[0]));
+	if (!strcmp(c, "unix-listen") && n >= 1)
+		return report(unix_listen(a[0]));
+	if (!strcmp(c, "unix-connect") && n >= 2)
+		return report(unix_connect(a[0], a[1]));
 	if (!strcmp(c, "tiocsti") && n == 0)
 		return report(tiocsti());
 	if (!strcmp(c, "open-by-handle") && n >= 2)

@@ -13,8 +13,12 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "policy/policy.h"
@@ -375,6 +379,69 @@ SBX_TEST(landlock, apply_fails_closed)
 	CU_ASSERT_EQUAL(sbx_landlock_apply(&plan, &why), -EINVAL);
 	CU_ASSERT(why != NULL);
 	free(why);
+}
+
+/* What a child under a plan with these scopes gets from connecting to an
+ * abstract socket the parent (outside the domain) listens on, and from
+ * signalling the parent: bit 0 the connect was refused with EPERM, bit 1
+ * the signal; 0xff on a setup error. */
+static int scoped_child(uint64_t scoped, const struct sockaddr_un *sa, socklen_t len)
+{
+	struct sbx_landlock_rule r = { .path = (char *)"/", .dir = true };
+	struct sbx_landlock_plan plan = { .abi = sbx_landlock_abi() };
+	char *why = NULL;
+	int st = 0, fd;
+	pid_t pid;
+
+	/* every file right: only the scopes are under test */
+	plan.handled = r.access = sbx_landlock_all_rights(plan.abi);
+	plan.scoped = scoped;
+	plan.rules = &r;
+	plan.n_rules = 1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int res = 0;
+
+		if (sbx_landlock_apply(&plan, &why))
+			_exit(0xff);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (fd < 0)
+			_exit(0xff);
+		if (connect(fd, (const struct sockaddr *)sa, len) && errno == EPERM)
+			res |= 1;
+		if (kill(getppid(), 0) && errno == EPERM)
+			res |= 2;
+		_exit(res);
+	}
+	if (pid < 0)
+		return 0xff;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 0xff;
+}
+
+SBX_TEST(landlock, scopes_keep_abstract_sockets_and_signals_inside)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int lfd;
+
+	if (sbx_landlock_abi() < 6)
+		SBX_SKIP("Landlock ABI 6 (the scopes) is not on this kernel");
+	CU_ASSERT_EQUAL(sbx_landlock_scopes(5), 0);
+	CU_ASSERT_EQUAL(sbx_landlock_scopes(6), LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
+			LANDLOCK_SCOPE_SIGNAL);
+	/* sun_path[0] == 0: the abstract namespace, no file in it */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			  (size_t)snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
+					   "bpfsbx-unit-scope-%d", (int)getpid()));
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CU_ASSERT_FATAL(lfd >= 0);
+	CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sa, len) == 0 && listen(lfd, 4) == 0);
+	/* without the scopes both reach the parent: the test can fail */
+	CU_ASSERT_EQUAL(scoped_child(0, &sa, len), 0);
+	CU_ASSERT_EQUAL(scoped_child(sbx_landlock_scopes(sbx_landlock_abi()), &sa, len), 3);
+	close(lfd);
 }
 
 /* ---- the differential --------------------------------------------------------------------- */

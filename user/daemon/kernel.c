@@ -431,6 +431,8 @@ static int load_and_pin(enum sbx_tier tier, char **err)
 		goto fail;
 	if (tier == SBX_TIER_LANDLOCK)
 		cgroup_programs_only(skel);
+	else	/* lsm/socket_create decides the same, and before it */
+		bpf_program__set_autoload(skel->progs.sbx_sock_create, false);
 	failed_prog[0] = 0;
 	logs = getenv("BPFSBX_DEBUG_LIBBPF") ? NULL : sbx_costs_prepare(skel->obj);
 	rc = sbx_bpf__load(skel);

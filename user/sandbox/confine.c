@@ -2,8 +2,9 @@
 /*
  * confine.c - the fallback tier's half in `run`: files and exec by
  * Landlock, then the never-list by seccomp (confine.h). The network half
- * needs nothing here: the daemon's cgroup programs already decide every
- * socket of the session's cgroup.
+ * is the daemon's cgroup programs, but for the socket families they never
+ * see (only IPv4 and IPv6 reach cgroup/sock_create): those are refused by
+ * a second seccomp filter made from the compiled policy.
  *
  * The policy is compiled a second time, here, rather than sent by the
  * daemon: a Landlock plan names paths, so it must be made by a process
@@ -132,6 +133,11 @@ int sbx_fallback_confine(const char *policy_path, const char *home, const char *
 		goto out;
 	}
 	rc = sbx_seccomp_install(0, err);
+	if (!rc)
+		rc = sbx_seccomp_install_families(&(struct sbx_seccomp_families){
+				.family_allow = c.hdr.family_allow,
+				.netlink_allow = c.hdr.netlink_allow,
+				.packet = c.hdr.flags & SBX_PF_ALLOW_RAW }, err);
 out:
 	free(why);
 	sbx_landlock_plan_free(&plan);

@@ -28,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/seccomp.h>
@@ -247,4 +248,59 @@ int sbx_seccomp_install(unsigned flags, char **err)
 		*err = sbx_asprintf("seccomp: the kernel refused the filter: %s", strerror(-rc));
 	seccomp_release(ctx);
 	return rc < 0 ? rc : 0;
+}
+
+/* families are ints: the kernel drops the upper half (as for IS_U32) */
+static int family_rule(scmp_filter_ctx ctx, int nr, unsigned fam, int proto)
+{
+	if (proto < 0)
+		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+					SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffULL, fam));
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
+				SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffULL, fam),
+				SCMP_CMP(2, SCMP_CMP_MASKED_EQ, 0xffffffffULL, (unsigned)proto));
+}
+
+int sbx_seccomp_install_families(const struct sbx_seccomp_families *f, char **err)
+{
+	static const char *const calls[] = { "socket", "socketpair" };
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc = ctx ? 0 : -ENOMEM;
+
+	*err = NULL;
+	if (!rc && ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) ||
+		    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1)) ||
+		    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1))))
+		goto out;
+	for (size_t c = 0; !rc && c < sizeof(calls) / sizeof(calls[0]); c++) {
+		int nr = seccomp_syscall_resolve_name(calls[c]);
+
+		if (nr == __NR_SCMP_ERROR || nr < 0) {
+			rc = -ENOSYS;
+			break;
+		}
+		/* the kernel refuses families from AF_MAX on (EAFNOSUPPORT);
+		 * 64 is above every AF_MAX so far */
+		for (unsigned fam = 0; !rc && fam < 64; fam++) {
+			if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
+				continue;	/* cgroup/sock_create decides inet */
+			if (fam == AF_NETLINK) {
+				/* protocols from 32 on do not exist (MAX_LINKS) */
+				for (int p = 0; !rc && p < 32; p++)
+					if (!((f->netlink_allow >> p) & 1))
+						rc = family_rule(ctx, nr, fam, p);
+			} else if (fam == AF_PACKET ? !f->packet : !((f->family_allow >> fam) & 1)) {
+				rc = family_rule(ctx, nr, fam, -1);
+			}
+		}
+	}
+	if (!rc)
+		rc = seccomp_load(ctx);
+out:
+	/* libseccomp returns -errno */
+	if (rc)
+		*err = sbx_asprintf("seccomp: the socket-family filter: %s", strerror(-rc));
+	if (ctx)
+		seccomp_release(ctx);
+	return rc;
 }

@@ -3,6 +3,7 @@
 #define SBX_SECCOMP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/mman.h>
 
 /* the memfd flags of 6.3, for older headers */
@@ -56,5 +57,27 @@ bool sbx_memfd_noexec_known(void);
 /* seccomp filters whose action is SECCOMP_RET_ERRNO can be loaded here
  * (CONFIG_SECCOMP_FILTER) */
 bool sbx_seccomp_available(void);
+
+/*
+ * The socket families a session may create, as its compiled policy says
+ * (struct sbx_policy_hdr): the part of lsm/socket_create's decision
+ * (bpf/sbx_family.h) that cgroup/sock_create cannot take, because the
+ * kernel runs that program for IPv4 and IPv6 sockets only. Unix, IPv4 and
+ * IPv6 pass here; every other family is refused (EPERM) unless allowed:
+ * netlink by protocol, packet with raw sockets, the rest by family_allow.
+ */
+struct sbx_seccomp_families {
+	uint64_t family_allow;	/* bit F: family F */
+	uint32_t netlink_allow;	/* bit P: netlink protocol P */
+	bool packet;		/* AF_PACKET (sandbox.raw_sockets) */
+};
+
+/*
+ * Load a second filter that refuses socket() and socketpair() of the
+ * families f does not allow, after sbx_seccomp_install() (which set
+ * no_new_privs). 0, or -errno with *err; on error the caller must not run
+ * CMD.
+ */
+int sbx_seccomp_install_families(const struct sbx_seccomp_families *f, char **err);
 
 #endif

@@ -123,9 +123,9 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 		    "execve(\"/proc/self/fd/N\") stays open");
 	ROW("setuid and file-capability programs", "no_new_privs", have(true), NULL);
 	ROW("io_uring (unless the policy allows it)", "seccomp: EPERM", have(sc), NULL);
-	ROW("signals to processes outside the session", abi >= 6 ? "Landlock signal scope (ABI 6), "
-	    "not applied yet" : "none: Landlock ABI 6 has the signal scope", SBX_PROT_NOT_ENFORCED,
-	    NULL);
+	ROW("signals to processes outside the session", abi >= 6 ? "Landlock signal scope (ABI 6): "
+	    "EPERM" : "none: Landlock ABI 6 has the signal scope", have(abi >= 6), abi >= 6 ? NULL :
+	    "a session may signal every process of its user");
 
 	/* files and exec */
 	ROW("file reads and writes by path", "Landlock", have(ll), NULL);
@@ -143,14 +143,17 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	/* network */
 	ROW("IP connects and sends, DNS redirect, loopback listeners",
 	    "cgroup/connect4/6, sendmsg4/6", have(p->cgroup2), NULL);
-	ROW("socket families (raw, packet, netlink, ...)", "none: cgroup/sock_create is not "
-	    "loaded yet", SBX_PROT_NOT_ENFORCED, "what the kernel lets the user make: raw and "
-	    "packet sockets need CAP_NET_RAW");
-	ROW("unix sockets, by listener", p->connect_unix ? "cgroup/connect_unix, sendmsg_unix (6.7), "
-	    "not loaded yet" : abi >= 6 ? "Landlock abstract-socket scope (ABI 6), not applied "
-	    "yet" : "none: cgroup/connect_unix is 6.7, the Landlock scope ABI 6",
-	    SBX_PROT_NOT_ENFORCED, "pathname sockets are files: Landlock decides who may open "
-	    "them only by MAKE_SOCK, not connect");
+	ROW("socket families (raw, packet, netlink, ...)", "cgroup/sock_create for IPv4 and IPv6 "
+	    "(EPERM, with an event); seccomp for the other families (EPERM, no event)",
+	    have(p->cgroup2 && sc), NULL);
+	ROW("abstract unix sockets bound outside the session", abi >= 6 ? "Landlock abstract-socket "
+	    "scope (ABI 6): EPERM" : "none: Landlock ABI 6 has the abstract-socket scope",
+	    have(abi >= 6), abi >= 6 ? "every one, whatever the policy allows (\"@name\" rules "
+	    "are not honoured on this tier)" : NULL);
+	ROW("unix sockets by listener (pathname sockets)", p->connect_unix ? "cgroup/connect_unix, "
+	    "sendmsg_unix (6.7), not loaded yet" : "none: cgroup/connect_unix is 6.7",
+	    SBX_PROT_NOT_ENFORCED, "pathname sockets are files: Landlock decides who may make "
+	    "them (MAKE_SOCK), not who may connect");
 
 	/* events */
 	ROW("events for network denials", "the cgroup programs", have(p->cgroup2), NULL);
