@@ -68,5 +68,8 @@ void compile_network(struct cstate *s);
  * rewritten so that a machine deny or ask holds, then compiled. */
 int floor_compile(const struct sbx_policy *p, uint32_t policy_id, struct sbx_compiled *out,
 		  struct sbx_diags *d);
+/* -1 (reported) when a network rule of one layer is more specific and
+ * looser than one of the other, which the maps cannot keep (floor.c). */
+int floor_check_network(const struct sbx_policy *p, struct sbx_diags *d);
 
 #endif

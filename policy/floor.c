@@ -348,3 +348,92 @@ int floor_compile(const struct sbx_policy *p, uint32_t policy_id, struct sbx_com
 	sbx_compiled_free(&f.cm);
 	return rc;
 }
+
+/* ---- network: refused where the floor cannot be kept yet ------------------------------------ */
+
+/* Does item b (of one layer) cover item a (of the other), so that a, more
+ * specific or the same, would be decided by its own rule first? */
+static bool item_covers(const struct sbx_net_item *b, const struct sbx_net_item *a)
+{
+	if (a->kind == SBX_NI_CIDR && b->kind == SBX_NI_CIDR) {
+		uint8_t net[16];
+
+		if (a->family != b->family || a->bits < b->bits)
+			return false;
+		sbx_addr_mask(net, a->addr, a->family == AF_INET ? 4 : 16, b->bits);
+		return !memcmp(net, b->addr, a->family == AF_INET ? 4 : 16);
+	}
+	if (a->kind == SBX_NI_HOST && b->kind == SBX_NI_HOST) {
+		const char *an = a->text, *bn = b->text;
+		bool aw = !strncmp(an, "*.", 2), bw = !strncmp(bn, "*.", 2);
+		size_t al, bl;
+
+		if (!strcmp(an, bn))
+			return true;
+		if (!bw)
+			return false;
+		/* *.S covers a name strictly below S, and *.T for T below S */
+		bn += 2;
+		an += aw ? 2 : 0;
+		al = strlen(an);
+		bl = strlen(bn);
+		return al > bl && an[al - bl - 1] == '.' && !strcmp(an + al - bl, bn);
+	}
+	return false;
+}
+
+static bool ports_meet(const struct sbx_nrule *x, const struct sbx_nrule *y)
+{
+	if (x->proto && y->proto && x->proto != y->proto)
+		return false;
+	if (!x->n_ports || !y->n_ports)
+		return true;
+	for (size_t i = 0; i < x->n_ports; i++)
+		for (size_t j = 0; j < y->n_ports; j++)
+			if (x->ports[i].lo <= y->ports[j].hi && y->ports[j].lo <= x->ports[i].hi)
+				return true;
+	return false;
+}
+
+/*
+ * The network maps are not rewritten like the files rules (one prefix's
+ * port rules would have to be split by the other layer's): a rule that is
+ * as or more specific than one of the other layer, meets its ports and is
+ * looser than it would lower the floor, so the policy is refused, with both
+ * positions. Same-key rules merge to the stricter anyway.
+ */
+int floor_check_network(const struct sbx_policy *p, struct sbx_diags *d)
+{
+	size_t own = p->n_nrules - p->n_machine_nrules;
+	size_t errors = d->errors, from = d->n;
+
+	for (size_t i = 0; i < p->n_nrules; i++) {
+		const struct sbx_nrule *a = &p->nrules[i];
+		size_t lo = i < own ? own : 0, hi = i < own ? p->n_nrules : own;
+
+		for (size_t j = lo; j < hi; j++) {
+			const struct sbx_nrule *b = &p->nrules[j];
+
+			if (a->verdict >= b->verdict || !ports_meet(a, b))
+				continue;
+			for (size_t x = 0; x < a->n_items; x++)
+				for (size_t y = 0; y < b->n_items; y++) {
+					const struct sbx_net_item *ai = &a->items[x], *bi = &b->items[y];
+
+					if (!item_covers(bi, ai))
+						continue;
+					sbx_diag_at(d, SBX_DIAG_ERROR, &ai->pos,
+						    "'%s' (%s) is %s than the %s rule at %s:%d:%d "
+						    "that covers it ('%s': %s): a machine rule holds over a "
+						    "more specific project rule, so write the stricter verdict "
+						    "here or leave the name out", ai->text,
+						    sbx_verdict_name(a->verdict), "looser",
+						    i < own ? "machine policy's" : "project's",
+						    bi->pos.file, bi->pos.line, bi->pos.col, bi->text,
+						    sbx_verdict_name(b->verdict));
+				}
+		}
+	}
+	sbx_diags_sort_from(d, from);
+	return d->errors > errors ? -1 : 0;
+}
