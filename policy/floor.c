@@ -23,6 +23,10 @@
  *    so; docs/POLICY.md says what that leaves.
  * Both layers are compiled alone first, and decided with decide.c, so the
  * rewritten rules give what the kernel and `policy explain` then decide.
+ * A path or exact-name rule of the project's own files that the floor
+ * would raise is refused instead, naming both rules: the project says
+ * something the machine does not let it say. The shipped policies'
+ * rules are raised quietly (they are not the project's to change).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +36,7 @@
 #include <sys/stat.h>
 #include "policy/compile.h"
 #include "lib/alloc.h"
+#include "lib/shipped.h"
 
 struct floor {
 	const struct sbx_policy *p;
@@ -41,8 +46,35 @@ struct floor {
 	size_t n, cap;
 	char **texts;			/* paths of the rules made for objects */
 	size_t n_texts, cap_texts;
-	bool oom;
+	char *shipped_dir;		/* the shipped policies' directory, resolved */
+	bool oom, refused;
 };
+
+/* A rule of a shipped policy: bpfsbx's own, raised under the floor without
+ * a word; a rule of the project's own files is refused instead. */
+static bool shipped_file(struct floor *f, const char *file)
+{
+	char *real, *sl;
+	bool same;
+
+	if (!f->shipped_dir) {
+		char *any = sbx_shipped_policy("agent-default", NULL, NULL);
+
+		if (!any)
+			return false;
+		sl = strrchr(any, '/');
+		*sl = 0;
+		f->shipped_dir = any;
+	}
+	real = file ? realpath(file, NULL) : NULL;
+	if (!real)
+		return false;
+	sl = strrchr(real, '/');
+	*sl = 0;
+	same = !strcmp(real, f->shipped_dir);
+	free(real);
+	return same;
+}
 
 /* One rule for one pattern, one verdict and id per access class. */
 static void emit(struct floor *f, const struct sbx_path_pat *pat, const uint8_t v[SBX_ACC_MAX],
@@ -124,6 +156,17 @@ static void raise_rule(struct floor *f, const struct sbx_frule *r, bool machine)
 			if (have && (dd.verdict > v[a] || (dd.verdict == v[a] && !machine))) {
 				v[a] = dd.verdict;
 				id[a] = dd.rule_id;
+			}
+			if (!machine && v[a] > r->verdict && !shipped_file(f, pat->pos.file)) {
+				const struct sbx_rule_info *m = sbx_policy_rule(f->p, id[a]);
+
+				sbx_diag_at(f->d, SBX_DIAG_ERROR, &pat->pos,
+					    "%s %s of %s, where the machine policy says %s (%s:%d:%d: "
+					    "\"%s\"): a project cannot lower the machine's floor",
+					    sbx_verdict_name(r->verdict), sbx_access_name(a), pat->text,
+					    sbx_verdict_name(v[a]), m ? m->file : "?", m ? m->line : 0,
+					    m ? m->col : 0, m ? m->pattern : "?");
+				f->refused = true;
 			}
 		}
 		emit(f, pat, v, id, r->access);
@@ -331,6 +374,8 @@ int floor_compile(const struct sbx_policy *p, uint32_t policy_id, struct sbx_com
 	if (f.oom) {
 		rc = -ENOMEM;
 		sbx_diag_add(d, SBX_DIAG_ERROR, NULL, 0, 0, NULL, "out of memory while compiling");
+	} else if (f.refused) {
+		rc = -EINVAL;
 	} else {
 		view = *p;
 		view.frules = f.out;
@@ -344,6 +389,7 @@ int floor_compile(const struct sbx_policy *p, uint32_t policy_id, struct sbx_com
 	for (size_t i = 0; i < f.n_texts; i++)
 		free(f.texts[i]);
 	free(f.texts);
+	free(f.shipped_dir);
 	sbx_compiled_free(&f.cp);
 	sbx_compiled_free(&f.cm);
 	return rc;
