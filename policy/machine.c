@@ -314,8 +314,11 @@ static int read_one(struct sbx_diags *d, int dirfd, const char *name, const char
 	}
 	*out = policy_parse_doc(path, buf, len, env, d, true, &failed);
 	free(buf);
-	if (!*out || failed)
+	if (!*out || failed) {
+		policy_fdoc_free(*out);
+		*out = NULL;
 		return -1;
+	}
 	return 0;
 }
 
