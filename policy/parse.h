@@ -238,35 +238,4 @@ void machine_doc_free(struct sbx_machine_doc *m);
 int machine_apply(struct sbx_policy *p, struct fdoc *const *docs, size_t ndocs,
 		  const char *self_real, const struct sbx_policy_env *env, struct sbx_diags *d);
 
-/* ---- the loader's parts that the machine policy shares (parse.c) -------------------- */
-
-/* A regular file of at most 1 MiB from an open descriptor (taken over);
- * NULL with *err. */
-char *policy_read_fd(int fd, size_t *len, int *err);
-/* One file's document: its own rules and settings, nothing extended;
- * *failed when it had an error (the doc is still returned, for more). */
-struct fdoc *policy_parse_doc(const char *file, const char *buf, size_t len,
-			      const struct sbx_policy_env *env, struct sbx_diags *d,
-			      bool machine, bool *failed);
-void policy_fdoc_free(struct fdoc *doc);
-/* Move doc's rules into p, numbered after those already there. */
-int policy_merge_doc(struct sbx_policy *p, struct fdoc *doc);
-/* sandbox: key i's name (the switches, then the lists) */
-const char *policy_sandbox_key(int i);
-
-/* ---- the machine policy (machine.c) ------------------------------------------------- */
-
-/* projects: of a machine file */
-void parse_projects(struct pctx *c, const struct ynode *y);
-void machine_doc_free(struct sbx_machine_doc *m);
-/*
- * Load the machine policy of env (or the default directory) into p: its
- * rules after the project's, marked machine, and its projects: checked
- * against the project's files (docs, root of the chain first; self_real:
- * the project file's realpath, NULL for a buffer). -1 on an
- * error (reported), 0 otherwise (also when there is no machine policy).
- */
-int machine_apply(struct sbx_policy *p, struct fdoc *const *docs, size_t ndocs,
-		  const char *self_real, const struct sbx_policy_env *env, struct sbx_diags *d);
-
 #endif

@@ -37,8 +37,7 @@ static const char project_policy[] =
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[64], exe[4096];
-	ssize_t n;
+	char dir[64];
 
 	(void)argc;
 	(void)argv;
@@ -58,17 +57,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		snprintf(p, sizeof(p), "%s/work", home);
 		mkdir(p, 0755);
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		for (int i = 0; i < 2; i++) {
-			char *sl = strrchr(exe, '/');
-
-			if (sl)
-				*sl = 0;
-		}
-		snprintf(shipped, sizeof(shipped), "%.4000s/../policy/shipped", exe);
-	}
+	fuzz_shipped_dir(shipped, sizeof(shipped));
 	devnull = fopen("/dev/null", "w");
 	return 0;
 }
