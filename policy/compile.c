@@ -127,6 +127,16 @@ int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
 	memset(out, 0, sizeof(*out));
 	if (!p)
 		return -EINVAL;
+	if (p->n_machine_nrules && floor_check_network(p, s.d)) {
+		sbx_diags_free(&local);
+		return -EINVAL;
+	}
+	if (p->n_machine_frules) {
+		int rc = floor_compile(p, policy_id, out, s.d);
+
+		sbx_diags_free(&local);
+		return rc;
+	}
 	h->policy_id = policy_id;
 	for (int a = 0; a < SBX_ACC_MAX; a++) {
 		h->file_default[a] = p->file_default[a];

@@ -646,8 +646,9 @@ int sbx_decide_abstract(const struct sbx_compiled *c, const char *name, size_t l
 
 /* ---- commands ------------------------------------------------------------------------------ */
 
-int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
-		       struct sbx_decision *out)
+/* The most specific of rules[0..n) that names the command, or false. */
+static int command_rule(const struct sbx_crule *rules, size_t n, int argc, char *const argv[],
+			uint8_t *verdict, uint32_t *id, int *score_out)
 {
 	const char *base;
 	char *joined = NULL, *norm = NULL;
@@ -656,8 +657,6 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
 	uint8_t best_v = 0;
 	uint32_t best_id = 0;
 
-	if (!p || !out || argc < 1 || !argv || !argv[0])
-		return -EINVAL;
 	base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
 	if (argv[0][0] == '/')
@@ -675,8 +674,8 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
 			strcat(joined, " ");
 		strcat(joined, argv[i]);
 	}
-	for (size_t i = 0; i < p->n_crules; i++) {
-		const struct sbx_crule *r = &p->crules[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct sbx_crule *r = &rules[i];
 		int cmd_score = -1, score;
 
 		for (size_t j = 0; j < r->n_cmds; j++) {
@@ -710,10 +709,40 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
 	}
 	free(joined);
 	free(norm);
-	if (best_score >= 0)
-		set_out(out, best_v, best_id, 0, (best_score & 1) ? SBX_RANK_EXACT : SBX_RANK_NAME);
+	*verdict = best_v;
+	*id = best_id;
+	*score_out = best_score;
+	return 0;
+}
+
+/*
+ * The project's most specific rule (or commands.default), then the
+ * machine policy's over it where that is stricter: a machine deny or ask
+ * holds whatever the project says (machine.c).
+ */
+int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
+		       struct sbx_decision *out)
+{
+	size_t own;
+	uint8_t v, mv;
+	uint32_t id, mid;
+	int score, mscore, err;
+
+	if (!p || !out || argc < 1 || !argv || !argv[0])
+		return -EINVAL;
+	own = p->n_crules - p->n_machine_crules;
+	err = command_rule(p->crules, own, argc, argv, &v, &id, &score);
+	if (!err)
+		err = command_rule(p->crules + own, p->n_machine_crules, argc, argv, &mv, &mid,
+				   &mscore);
+	if (err)
+		return err;
+	if (score >= 0)
+		set_out(out, v, id, 0, (score & 1) ? SBX_RANK_EXACT : SBX_RANK_NAME);
 	else
 		set_out(out, p->cmd_default, p->cmd_default_rule, -1, SBX_RANK_NONE);
+	if (mscore >= 0 && mv >= out->verdict)
+		set_out(out, mv, mid, 0, (mscore & 1) ? SBX_RANK_EXACT : SBX_RANK_NAME);
 	return 0;
 }
 

@@ -36,6 +36,12 @@
 #define MAX_EXTENDS	8
 #define MAX_FILE_SIZE	(1 << 20)
 
+struct sandbox_switch {
+	const char *key;
+	uint32_t flag;
+};
+static const struct sandbox_switch sandbox_switches[SBX_SANDBOX_SWITCHES];
+
 /* ---- freeing rules -------------------------------------------------------------- */
 
 static void frule_free(struct sbx_frule *f)
@@ -108,9 +114,25 @@ static void fdoc_free(struct fdoc *doc)
 	free(doc->nreason);
 	free(doc->creason);
 	free(doc->extends);
+	free(doc->ext_real);
+	machine_doc_free(doc->mdoc);
 	free(doc->file);
 	free(doc->dir);
 	free(doc);
+}
+
+void policy_fdoc_free(struct fdoc *doc)
+{
+	fdoc_free(doc);
+}
+
+const char *policy_sandbox_key(int i)
+{
+	static const char *const lists[] = { "socket_families", "netlink", "keep_env" };
+
+	if (i < 0 || i >= SBX_SANDBOX_KEYS)
+		return NULL;
+	return i < SBX_SANDBOX_SWITCHES ? sandbox_switches[i].key : lists[i - SBX_SANDBOX_SWITCHES];
 }
 
 /* ---- the top level ---------------------------------------------------------------- */
@@ -121,10 +143,7 @@ static void fdoc_free(struct fdoc *doc)
  * families, netlink protocols and environment handles to what a session
  * gets by default.
  */
-static const struct {
-	const char *key;
-	uint32_t flag;
-} sandbox_switches[SBX_SANDBOX_SWITCHES] = {
+static const struct sandbox_switch sandbox_switches[SBX_SANDBOX_SWITCHES] = {
 	{ "userns", SBX_PF_ALLOW_USERNS },
 	{ "memfd_exec", SBX_PF_ALLOW_MEMFD_EXEC },
 	{ "setuid_exec", SBX_PF_ALLOW_SETUID },
@@ -226,6 +245,8 @@ static void parse_sandbox(struct pctx *c, const struct ynode *y)
 		if (!v)
 			continue;
 		snprintf(field, sizeof(field), "sandbox.%s", sandbox_switches[i].key);
+		c->doc->sandbox_line[i] = v->line;
+		c->doc->sandbox_col[i] = v->col;
 		if (!want_scalar(c, v, field, "allow or deny"))
 			continue;
 		if (!strcmp(v->str, "allow"))
@@ -244,6 +265,11 @@ static void parse_sandbox(struct pctx *c, const struct ynode *y)
 			perr(c, v->line, v->col, "sandbox.require", "'%s': write bpf-lsm or any",
 			     v->str);
 	}
+	for (int i = SBX_SANDBOX_SWITCHES; i < SBX_SANDBOX_KEYS; i++)
+		if ((v = map_get(y, policy_sandbox_key(i)))) {
+			c->doc->sandbox_line[i] = v->line;
+			c->doc->sandbox_col[i] = v->col;
+		}
 	if ((v = map_get(y, "socket_families")))
 		name_list(c, v, "sandbox.socket_families", family_name,
 			  sbx_optional_family_count(), &c->doc->family_allow);
@@ -292,6 +318,9 @@ static void parse_root(struct pctx *c, const struct ynode *root)
 		"version", "name", "description", "extends", "files", "network", "commands",
 		"sandbox", NULL
 	};
+	static const char *const machine_keys[] = {
+		"version", "name", "description", "files", "network", "commands", "projects", NULL
+	};
 	const struct ynode *v;
 
 	if (root->type != Y_MAP) {
@@ -307,12 +336,14 @@ static void parse_root(struct pctx *c, const struct ynode *root)
 		perr(c, v->line, v->col, "version",
 		     "unsupported version '%s': this bpfsbx reads version 1", v->str);
 	}
-	check_keys(c, root, "", keys);
+	check_keys(c, root, "", c->machine ? machine_keys : keys);
+	if (c->machine && (v = map_get(root, "projects")))
+		parse_projects(c, v);
 	if ((v = map_get(root, "name")))
 		want_scalar(c, v, "name", "a name");
 	if ((v = map_get(root, "description")))
 		want_scalar(c, v, "description", "text");
-	if ((v = map_get(root, "extends")) && want_scalar(c, v, "extends",
+	if (!c->machine && (v = map_get(root, "extends")) && want_scalar(c, v, "extends",
 			"a shipped policy name or a path")) {
 		if (v->len == 0)
 			perr(c, v->line, v->col, "extends", "empty: write a shipped policy name (agent-default) or a path");
@@ -328,7 +359,7 @@ static void parse_root(struct pctx *c, const struct ynode *root)
 		parse_network(c, v);
 	if ((v = map_get(root, "commands")))
 		parse_commands(c, v);
-	if ((v = map_get(root, "sandbox")))
+	if (!c->machine && (v = map_get(root, "sandbox")))
 		parse_sandbox(c, v);
 }
 
@@ -346,17 +377,38 @@ struct loader {
 	bool failed;
 };
 
+static char *read_stream(FILE *f, size_t *len, int *err);
+
 static char *read_file(const char *path, size_t *len, int *err)
 {
 	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
 
 	*err = 0;
 	if (!f) {
 		*err = errno;
 		return NULL;
 	}
+	return read_stream(f, len, err);
+}
+
+char *policy_read_fd(int fd, size_t *len, int *err)
+{
+	FILE *f = fdopen(fd, "r");
+
+	*err = 0;
+	if (!f) {
+		*err = errno;
+		close(fd);
+		return NULL;
+	}
+	return read_stream(f, len, err);
+}
+
+static char *read_stream(FILE *f, size_t *len, int *err)
+{
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
 	{
 		/* a FIFO or a device would block or never end */
 		struct stat st;
@@ -480,6 +532,7 @@ static void load_extends(struct loader *ld, struct fdoc *doc)
 		return;
 	}
 	ld->stack[ld->depth++] = rp;
+	doc->ext_real = strdup(rp);
 	{
 		char *pdir = dir_of(rp);
 
@@ -496,32 +549,47 @@ static void load_extends(struct loader *ld, struct fdoc *doc)
 	free(path);
 }
 
-/* Parse one file; its parents are loaded first and land before it in docs[]. */
-static struct fdoc *load_one(struct loader *ld, const char *file, const char *dir,
-			     const char *buf, size_t len)
+struct fdoc *policy_parse_doc(const char *file, const char *buf, size_t len,
+			      const struct sbx_policy_env *env, struct sbx_diags *d,
+			      bool machine, bool *failed)
 {
 	struct fdoc *doc = calloc(1, sizeof(*doc));
-	struct pctx c = { .d = ld->d, .env = ld->env, .doc = doc };
+	struct pctx c = { .d = d, .env = env, .doc = doc, .machine = machine };
 	struct ynode *root;
 
-	if (!doc) {
-		ld->failed = true;
+	*failed = true;
+	if (!doc)
 		return NULL;
-	}
 	for (int i = 0; i < SBX_SANDBOX_SWITCHES; i++)
 		doc->sandbox[i] = -1;
 	doc->file = strdup(file);
-	doc->dir = dir ? strdup(dir) : NULL;
-	root = yparse(file, buf, len, ld->d);
+	if (!doc->file) {
+		fdoc_free(doc);
+		return NULL;
+	}
+	root = yparse(file, buf, len, d);
 	if (!root) {
-		ld->failed = true;
 		fdoc_free(doc);
 		return NULL;
 	}
 	parse_root(&c, root);
 	ynode_free(root);
-	if (c.err)
+	*failed = c.err;
+	return doc;
+}
+
+/* Parse one file; its parents are loaded first and land before it in docs[]. */
+static struct fdoc *load_one(struct loader *ld, const char *file, const char *dir,
+			     const char *buf, size_t len)
+{
+	bool failed = true;
+	struct fdoc *doc = policy_parse_doc(file, buf, len, ld->env, ld->d, false, &failed);
+
+	if (failed)
 		ld->failed = true;
+	if (!doc)
+		return NULL;
+	doc->dir = dir ? strdup(dir) : NULL;
 	if (doc->extends)
 		load_extends(ld, doc);
 	if (ld->ndocs < sizeof(ld->docs) / sizeof(ld->docs[0]))
@@ -627,7 +695,7 @@ static int take_rules(struct sbx_policy *p, struct fdoc *doc, enum sbx_section s
 	return 0;
 }
 
-static int merge_doc(struct sbx_policy *p, struct fdoc *doc)
+int policy_merge_doc(struct sbx_policy *p, struct fdoc *doc)
 {
 	uint32_t id;
 
@@ -759,6 +827,9 @@ void sbx_policy_free(struct sbx_policy *p)
 	for (size_t i = 0; i < p->n_keep_env; i++)
 		free(p->keep_env[i]);
 	free(p->keep_env);
+	for (size_t i = 0; p->approvers && p->approvers[i]; i++)
+		free(p->approvers[i]);
+	free(p->approvers);
 	free(p->reserved);
 	free(p->inbound_ports);
 	free(p->home);
@@ -808,7 +879,7 @@ static struct sbx_policy *load_common(const char *name, const char *dir, const c
 	p->dns.max_per_name = SBX_DNS_MAX_PER_NAME;
 	p->dns.max_per_session = SBX_DNS_MAX_PER_SESSION;
 	for (size_t i = 0; i < ld.ndocs; i++)
-		if (merge_doc(p, ld.docs[i]))
+		if (policy_merge_doc(p, ld.docs[i]))
 			goto fail;
 	/* the last doc is the file itself; its position names missing defaults */
 	{
@@ -847,6 +918,8 @@ static struct sbx_policy *load_common(const char *name, const char *dir, const c
 	p->hardlink_scan_max = env->hardlink_scan_max ? env->hardlink_scan_max : SBX_HARDLINK_SCAN_MAX;
 	p->no_hardlink_scan = env->no_hardlink_scan;
 	if (!p->home || (env->project && !p->project) || !p->resolv_conf)
+		goto fail;
+	if (!env->no_machine && machine_apply(p, ld.docs, ld.ndocs, self_real, env, diags))
 		goto fail;
 	goto out;
 fail:

@@ -66,6 +66,10 @@ struct defpos {
 };
 
 #define SBX_SANDBOX_SWITCHES 7
+/* the switches, then socket_families, netlink, keep_env */
+#define SBX_SANDBOX_KEYS (SBX_SANDBOX_SWITCHES + 3)
+
+struct sbx_machine_doc;
 
 struct fdoc {
 	char *file;		/* display name */
@@ -96,6 +100,11 @@ struct fdoc {
 	size_t n_keep_env;
 	bool keep_env_set;
 	bool require_bpf_lsm;	/* sandbox.require: bpf-lsm */
+	/* where each sandbox: key was written (switches, then the lists in
+	 * machine.c's order), for the machine policy's refusals */
+	int sandbox_line[SBX_SANDBOX_KEYS], sandbox_col[SBX_SANDBOX_KEYS];
+	char *ext_real;		/* what extends: resolved to (realpath) */
+	struct sbx_machine_doc *mdoc;	/* a machine file's projects: (machine.c) */
 };
 
 struct pctx {
@@ -103,6 +112,7 @@ struct pctx {
 	const struct sbx_policy_env *env;
 	struct fdoc *doc;
 	bool err;		/* this file had an error */
+	bool machine;		/* a machine policy file (machine.c) */
 };
 
 /* ---- schema helpers (parse_schema.c) ------------------------------------------ */
@@ -196,5 +206,36 @@ void parse_verdict_section(struct pctx *c, const struct ynode *y, const char *na
 void parse_files(struct pctx *c, const struct ynode *y);	/* parse_files.c */
 void parse_network(struct pctx *c, const struct ynode *y);	/* parse_net.c */
 void parse_commands(struct pctx *c, const struct ynode *y);	/* parse_commands.c */
+
+/* ---- the loader's parts that the machine policy shares (parse.c) -------------------- */
+
+/* A regular file of at most 1 MiB from an open descriptor (taken over);
+ * NULL with *err. */
+char *policy_read_fd(int fd, size_t *len, int *err);
+/* One file's document: its own rules and settings, nothing extended;
+ * *failed when it had an error (the doc is still returned, for more). */
+struct fdoc *policy_parse_doc(const char *file, const char *buf, size_t len,
+			      const struct sbx_policy_env *env, struct sbx_diags *d,
+			      bool machine, bool *failed);
+void policy_fdoc_free(struct fdoc *doc);
+/* Move doc's rules into p, numbered after those already there. */
+int policy_merge_doc(struct sbx_policy *p, struct fdoc *doc);
+/* sandbox: key i's name (the switches, then the lists) */
+const char *policy_sandbox_key(int i);
+
+/* ---- the machine policy (machine.c) ------------------------------------------------- */
+
+/* projects: of a machine file */
+void parse_projects(struct pctx *c, const struct ynode *y);
+void machine_doc_free(struct sbx_machine_doc *m);
+/*
+ * Load the machine policy of env (or the default directory) into p: its
+ * rules after the project's, marked machine, and its projects: checked
+ * against the project's files (docs, root of the chain first; self_real:
+ * the project file's realpath, NULL for a buffer). -1 on an
+ * error (reported), 0 otherwise (also when there is no machine policy).
+ */
+int machine_apply(struct sbx_policy *p, struct fdoc *const *docs, size_t ndocs,
+		  const char *self_real, const struct sbx_policy_env *env, struct sbx_diags *d);
 
 #endif

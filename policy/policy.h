@@ -72,7 +72,15 @@ struct sbx_policy_env {
 	 * the kernel holds those inode entries and a scan would read the
 	 * very directories the policy asks a person about. */
 	bool no_hardlink_scan;
+	/* The machine policy's directory (machine.yaml, machine.d/NAME.yaml);
+	 * NULL: $BPFSBX_MACHINE_DIR, else /etc/bpfsbx. */
+	const char *machine_dir;
+	/* Load no machine policy: for a policy that is not a session's
+	 * (a suggester's patch, the fuzzers). */
+	bool no_machine;
 };
+
+#define SBX_MACHINE_DIR		"/etc/bpfsbx"
 
 #define SBX_HARDLINK_SCAN_MAX	100000
 #define SBX_HARDLINK_SCAN_DEPTH	64
@@ -95,6 +103,9 @@ struct sbx_rule_info {
 	/* True for the entry a section default made (files.default,
 	 * network.default, commands.default); pattern is then the field. */
 	bool is_default;
+	/* A rule of the machine policy (/etc/bpfsbx): a floor that the
+	 * project's rules cannot lower (docs/POLICY.md "Machine policy"). */
+	bool machine;
 };
 
 struct sbx_policy;
@@ -117,6 +128,14 @@ size_t sbx_policy_source_count(const struct sbx_policy *p);
 const char *sbx_policy_source(const struct sbx_policy *p, size_t i);
 /* `sandbox: {require: bpf-lsm}`: the fallback tier must not run it */
 bool sbx_policy_requires_bpf_lsm(const struct sbx_policy *p);
+
+/* The machine policy's directory as env names it (see sbx_policy_env). */
+const char *sbx_machine_dir(const struct sbx_policy_env *env);
+/* The machine policy's projects: settings that outlive loading: the
+ * longest "always" grant (0: no limit) and who may approve (NULL-ended
+ * names: "user" or "@group"; NULL: anyone who may today). */
+uint32_t sbx_policy_max_always_ttl(const struct sbx_policy *p);
+const char *const *sbx_policy_approvers(const struct sbx_policy *p);
 
 /* ---- compiled form ------------------------------------------------------- */
 
@@ -412,7 +431,18 @@ struct sbx_policy {
 	void *resolve_ctx;
 	size_t hardlink_scan_max;
 	bool no_hardlink_scan;
+	/* The machine policy's rules follow the project's in rules[] and in
+	 * frules, nrules and crules: these count them (0: no machine policy). */
+	size_t n_machine_rules, n_machine_frules, n_machine_nrules, n_machine_crules;
+	uint32_t max_always_ttl_s;	/* projects.max_always_ttl; 0: none */
+	char **approvers;		/* projects.approvers, NULL-ended; NULL: none */
 };
+
+/* A rule id of the machine policy (machine.c). */
+static inline bool sbx_rule_is_machine(const struct sbx_policy *p, uint32_t id)
+{
+	return id > p->n_rules - p->n_machine_rules && id <= p->n_rules;
+}
 
 /* Diagnostics helpers (policy/diag.c); the v forms are for the parser's and
  * the compiler's own printf-like wrappers. */

@@ -21,9 +21,8 @@ static FILE *devnull;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[64], exe[4096];
+	char dir[64];
 	const char *env = getenv("BPFSBX_POLICY_DIR");
-	ssize_t n;
 	FILE *f;
 
 	(void)argc;
@@ -35,21 +34,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fputs("nameserver 192.0.2.53\nnameserver 2001:db8::53\n", f);
 		fclose(f);
 	}
-	/* build/fuzz/fuzz_policy -> policy/shipped, for `extends: agent-default` */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (env && *env) {
+	/* for `extends: agent-default` */
+	if (env && *env)
 		snprintf(shipped, sizeof(shipped), "%s", env);
-	} else if (n > 0) {
-		exe[n] = 0;
-		/* drop "/fuzz_policy" and "/fuzz": the build directory */
-		for (int i = 0; i < 2; i++) {
-			char *sl = strrchr(exe, '/');
-
-			if (sl)
-				*sl = 0;
-		}
-		snprintf(shipped, sizeof(shipped), "%.4000s/../policy/shipped", exe);
-	}
+	else
+		fuzz_shipped_dir(shipped, sizeof(shipped));
 	devnull = fopen("/dev/null", "w");
 	return 0;
 }

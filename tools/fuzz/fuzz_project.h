@@ -63,12 +63,32 @@ static inline void fuzz_scratch(const char *name, char *dir, char *home, size_t 
 	mkdir(project, 0755);
 }
 
+/* The shipped policies next to the build directory (build/fuzz/NAME ->
+ * build/../policy/shipped), or "" when /proc/self/exe cannot be read */
+static inline void fuzz_shipped_dir(char *out, size_t size)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	out[0] = 0;
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	/* drop "/NAME" and "/fuzz": the build directory */
+	for (int i = 0; i < 2; i++) {
+		char *sl = strrchr(exe, '/');
+
+		if (sl)
+			*sl = 0;
+	}
+	snprintf(out, size, "%.4000s/../policy/shipped", exe);
+}
+
 static inline struct sbx_conn_policy *fuzz_project(const char *name, char *project, size_t size)
 {
-	char dir[64], path[512], exe[4096], shipped[4200];
+	char dir[64], path[512], shipped[4200];
 	struct sbx_conn_policy *policy = NULL;
 	char *err = NULL;
-	ssize_t n;
 	FILE *f;
 
 	snprintf(dir, sizeof(dir), "/tmp/sbx-%s-XXXXXX", name);
@@ -84,16 +104,10 @@ static inline struct sbx_conn_policy *fuzz_project(const char *name, char *proje
 	fputs("version: 1\nextends: agent-default\n", f);
 	fclose(f);
 	setenv("HOME", dir, 1);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (!getenv("BPFSBX_POLICY_DIR") && n > 0) {
-		exe[n] = 0;
-		for (int i = 0; i < 2; i++) {
-			char *sl = strrchr(exe, '/');
-			if (sl)
-				*sl = 0;
-		}
-		snprintf(shipped, sizeof(shipped), "%s/../policy/shipped", exe);
-		setenv("BPFSBX_POLICY_DIR", shipped, 1);
+	if (!getenv("BPFSBX_POLICY_DIR")) {
+		fuzz_shipped_dir(shipped, sizeof(shipped));
+		if (shipped[0])
+			setenv("BPFSBX_POLICY_DIR", shipped, 1);
 	}
 	if (sbx_conn_policy_load(project, &policy, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", name, err ? err : "policy");

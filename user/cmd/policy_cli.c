@@ -293,12 +293,12 @@ void policy_cli_free(struct loaded *L)
 	free(L->home);
 }
 
-static size_t written_rules(const struct sbx_policy *p)
+static size_t written_rules(const struct sbx_policy *p, bool machine)
 {
 	size_t n = 0;
 
 	for (uint32_t id = 1; id <= sbx_policy_rule_count(p); id++)
-		if (!sbx_policy_rule(p, id)->is_default)
+		if (!sbx_policy_rule(p, id)->is_default && sbx_policy_rule(p, id)->machine == machine)
 			n++;
 	return n;
 }
@@ -308,8 +308,11 @@ static int cmd_check(const struct popts *o)
 	struct loaded L;
 	int rc = load_and_compile(o, &L, stdout);
 
-	if (rc == 0)
-		printf("%s: ok, %zu rules\n", o->file, written_rules(L.p));
+	if (rc == 0 && written_rules(L.p, true))
+		printf("%s: ok, %zu rules, under %zu of the machine policy (%s)\n", o->file,
+		       written_rules(L.p, false), written_rules(L.p, true), sbx_machine_dir(NULL));
+	else if (rc == 0)
+		printf("%s: ok, %zu rules\n", o->file, written_rules(L.p, false));
 	policy_cli_free(&L);
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
@@ -331,7 +334,8 @@ static void print_source(const struct sbx_policy *p, uint32_t id)
 	if (r->is_default)
 		printf("by default (%s at %s:%d)", r->pattern, r->file, r->line);
 	else
-		printf("by rule #%u \"%s\" at %s:%d", r->id, r->pattern, r->file, r->line);
+		printf("by %srule #%u \"%s\" at %s:%d", r->machine ? "machine " : "", r->id,
+		       r->pattern, r->file, r->line);
 	if (r->reason)
 		printf(": %s", r->reason);
 	printf("\n");

@@ -139,6 +139,22 @@ static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const 
 
 		for (size_t i = 0; i < sbx_policy_source_count(p); i++)
 			json_array_append_new(srcs, sbx_source_stamp(sbx_policy_source(p, i)));
+		/* a machine policy file that appears, goes or is renamed changes
+		 * one of these, and a kept compile would miss the floor */
+		{
+			const char *md = sbx_machine_dir(&env);
+			char *mf = NULL, *mdd = NULL;
+
+			json_array_append_new(srcs, sbx_source_stamp(md));
+			if (asprintf(&mf, "%s/machine.yaml", md) >= 0) {
+				json_array_append_new(srcs, sbx_source_stamp(mf));
+				free(mf);
+			}
+			if (asprintf(&mdd, "%s/machine.d", md) >= 0) {
+				json_array_append_new(srcs, sbx_source_stamp(mdd));
+				free(mdd);
+			}
+		}
 		json_object_set_new(j, "sources", srcs);
 		for (size_t i = 0; i < c.n_scan_dirs; i++)
 			json_array_append_new(dirs, json_string(c.scan_dirs[i]));

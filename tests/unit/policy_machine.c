@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The machine policy (policy/machine.c, policy/floor.c): its files are
+ * read only when nobody but their owner can have written them, its rules
+ * are a floor no project rule lowers, and its projects: section refuses a
+ * project that uses what it does not allow, naming both lines.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define SBX_POLICY_INTERNAL
+#include "policy/policy.h"
+#include "tests/unit/unit.h"
+#include "tests/unit/policy_helpers.h"
+
+#define R SBX_ACC_READ
+#define W SBX_ACC_WRITE
+
+struct mfix {
+	char *home, *proj, *mdir;
+	struct sbx_policy_env env;
+	struct sbx_diags d;
+	struct sbx_policy *p;
+	struct sbx_compiled c;
+	bool compiled;
+};
+
+static void mfix_start(struct mfix *f, const char *machine_yaml)
+{
+	char *path;
+
+	memset(f, 0, sizeof(*f));
+	pt_dirs(sbx_unit_tmpdir(), &f->home, &f->proj);
+	f->mdir = pt_path("%s/machine", sbx_unit_tmpdir());
+	pt_mkdirs(f->mdir);
+	chmod(f->mdir, 0755);
+	if (machine_yaml) {
+		path = pt_path("%s/machine.yaml", f->mdir);
+		CU_ASSERT_EQUAL(pt_write(path, machine_yaml), 0);
+		chmod(path, 0644);
+		free(path);
+	}
+	pt_env(&f->env, f->home, f->proj);
+	f->env.machine_dir = f->mdir;
+}
+
+/* the project's policy (agent-default's shape of defaults) under the floor */
+static bool mfix_load(struct mfix *f, const char *project_rules)
+{
+	char *y = pt_path("version: 1\n"
+			  "files:\n"
+			  "  default: {read: allow, write: deny, exec: allow}\n"
+			  "  rules:\n%s"
+			  "network: {default: deny}\n", project_rules);
+
+	f->p = sbx_policy_load_buffer("test.yaml", y, strlen(y), &f->env, &f->d);
+	free(y);
+	if (f->p && sbx_policy_compile(f->p, 7, &f->c, &f->d) == 0)
+		f->compiled = true;
+	return f->compiled;
+}
+
+static void mfix_end(struct mfix *f)
+{
+	if (f->compiled)
+		sbx_compiled_free(&f->c);
+	sbx_policy_free(f->p);
+	sbx_diags_free(&f->d);
+	free(f->home);
+	free(f->proj);
+	free(f->mdir);
+}
+
+static struct sbx_decision decide(struct mfix *f, const char *rel, enum sbx_access a)
+{
+	struct sbx_decision d = { 0 };
+	char *p = pt_path("%s/%s", f->home, rel);
+
+	CU_ASSERT_EQUAL(sbx_decide_path(&f->c, p, a, &d), 0);
+	free(p);
+	return d;
+}
+
+static void touch(const char *dir, const char *rel)
+{
+	char *p = pt_path("%s/%s", dir, rel), *sl = strrchr(p, '/');
+
+	*sl = 0;
+	pt_mkdirs(p);
+	*sl = '/';
+	pt_write(p, "x\n");
+	free(p);
+}
+
+static const char ssh_floor[] =
+	"version: 1\n"
+	"files:\n"
+	"  rules:\n"
+	"    - path: ~/.ssh/\n"
+	"      access: [read, write]\n"
+	"      verdict: deny\n"
+	"      reason: keys stay on this machine\n";
+
+SBX_TEST(policy_machine, floor_holds_over_a_more_specific_project_allow)
+{
+	struct mfix f;
+	static const char allow_key[] =
+		"    - {path: ~/.ssh/id_rsa, access: read, verdict: allow, reason: deploy key}\n";
+
+	/* without a machine policy the project's allow decides */
+	mfix_start(&f, NULL);
+	touch(f.home, ".ssh/id_rsa");
+	CU_ASSERT_FATAL(mfix_load(&f, allow_key));
+	CU_ASSERT_EQUAL(f.p->n_machine_rules, 0);
+	CU_ASSERT_EQUAL(decide(&f, ".ssh/id_rsa", R).verdict, SBX_V_ALLOW);
+	mfix_end(&f);
+
+	/* the project's own allow under the floor: refused, both rules named */
+	mfix_start(&f, ssh_floor);
+	touch(f.home, ".ssh/id_rsa");
+	CU_ASSERT_FALSE(mfix_load(&f, allow_key));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "where the machine policy says deny"));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "machine.yaml:4:7: \"~/.ssh/\""));
+	CU_ASSERT_STRING_EQUAL(f.d.v[0].file, "test.yaml");
+	CU_ASSERT_EQUAL(f.d.v[0].line, 5);
+	mfix_end(&f);
+}
+
+/* A shipped policy's more specific allow is raised to the floor quietly:
+ * agent-default lets ~/.claude/projects/ be written, the machine denies
+ * writes to ~/.claude/. */
+SBX_TEST(policy_machine, floor_holds_over_a_shipped_allow)
+{
+	struct mfix f;
+	struct sbx_decision d;
+	char *y;
+
+	mfix_start(&f, "version: 1\n"
+		       "files:\n"
+		       "  rules:\n"
+		       "    - {path: ~/.claude/, access: write, verdict: deny, reason: agent state}\n"
+		       "    - {path: ~/.ssh/, access: read, verdict: deny, reason: keys}\n");
+	touch(f.home, ".claude/projects/t.jsonl");
+	touch(f.home, ".ssh/cacert.pem");
+	touch(f.home, "work/cacert.pem");
+	y = pt_path("%s/policy.yaml", f.proj);
+	pt_write(y, "version: 1\nextends: agent-default\n");
+	f.p = sbx_policy_load_file(y, &f.env, &f.d);
+	free(y);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f.p);
+	CU_ASSERT_EQUAL_FATAL(sbx_policy_compile(f.p, 7, &f.c, &f.d), 0);
+	f.compiled = true;
+	d = decide(&f, ".claude/projects/t.jsonl", W);
+	CU_ASSERT_EQUAL(d.verdict, SBX_V_DENY);
+	CU_ASSERT(sbx_rule_is_machine(f.p, d.rule_id));
+	CU_ASSERT_EQUAL(sbx_policy_rule(f.p, d.rule_id)->line, 4);
+	/* a file made after the compile below the shipped allow */
+	CU_ASSERT_EQUAL(decide(&f, ".claude/projects/new.jsonl", W).verdict, SBX_V_DENY);
+	/* agent-default's cacert.pem name allow does not reach below ~/.ssh */
+	d = decide(&f, ".ssh/cacert.pem", R);
+	CU_ASSERT_EQUAL(d.verdict, SBX_V_DENY);
+	CU_ASSERT(sbx_rule_is_machine(f.p, d.rule_id));
+	CU_ASSERT_EQUAL(decide(&f, "work/cacert.pem", R).verdict, SBX_V_ALLOW);
+	/* the floor's file is protected like the project's */
+	{
+		bool found = false;
+
+		for (size_t i = 0; i < sbx_policy_source_count(f.p); i++)
+			found |= strstr(sbx_policy_source(f.p, i), "machine.yaml") != NULL;
+		CU_ASSERT(found);
+	}
+	mfix_end(&f);
+}
+
+SBX_TEST(policy_machine, project_name_rules_do_not_reach_below_the_floor)
+{
+	struct mfix f;
+	struct sbx_decision d;
+
+	mfix_start(&f, ssh_floor);
+	touch(f.home, ".ssh/cacert.pem");
+	touch(f.home, ".ssh/sub/cacert.pem");
+	touch(f.home, "work/cacert.pem");
+	CU_ASSERT_FATAL(mfix_load(&f,
+		"    - {path: cacert.pem, access: read, verdict: allow, reason: CA bundle}\n"
+		"    - {path: \"*.txt\", access: read, verdict: audit, reason: text}\n"));
+	d = decide(&f, ".ssh/cacert.pem", R);
+	CU_ASSERT_EQUAL(d.verdict, SBX_V_DENY);
+	CU_ASSERT(sbx_rule_is_machine(f.p, d.rule_id));
+	CU_ASSERT_EQUAL(decide(&f, ".ssh/sub/cacert.pem", R).verdict, SBX_V_DENY);
+	CU_ASSERT_EQUAL(decide(&f, "work/cacert.pem", R).verdict, SBX_V_ALLOW);
+	mfix_end(&f);
+}
+
+SBX_TEST(policy_machine, names_against_names)
+{
+	struct mfix f;
+
+	/* a project exact name would beat a machine glob by rank alone */
+	mfix_start(&f, "version: 1\n"
+		       "files:\n"
+		       "  rules:\n"
+		       "    - {path: \"*.pem\", access: read, verdict: ask, reason: keys}\n");
+	CU_ASSERT_FALSE(mfix_load(&f,
+		"    - {path: cacert.pem, access: read, verdict: allow, reason: CA bundle}\n"));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "allow read of cacert.pem, where the machine "
+			      "policy says ask"));
+	mfix_end(&f);
+}
+
+SBX_TEST(policy_machine, a_machine_exception_does_not_loosen_the_project)
+{
+	struct mfix f;
+	struct sbx_decision d;
+
+	mfix_start(&f, "version: 1\n"
+		       "files:\n"
+		       "  rules:\n"
+		       "    - {path: ~/.ssh/known_hosts, access: read, verdict: allow, reason: hosts}\n"
+		       "    - {path: ~/.ssh/, access: read, verdict: ask, reason: keys}\n");
+	touch(f.home, ".ssh/known_hosts");
+	touch(f.home, ".ssh/id_ed25519");
+	CU_ASSERT_FATAL(mfix_load(&f,
+		"    - {path: ~/.ssh/, access: read, verdict: deny, reason: project says no}\n"));
+	d = decide(&f, ".ssh/known_hosts", R);
+	CU_ASSERT_EQUAL(d.verdict, SBX_V_DENY);
+	CU_ASSERT_FALSE(sbx_rule_is_machine(f.p, d.rule_id));
+	/* the project's deny is stricter than the machine's ask */
+	CU_ASSERT_EQUAL(decide(&f, ".ssh/id_ed25519", R).verdict, SBX_V_DENY);
+	mfix_end(&f);
+}
+
+SBX_TEST(policy_machine, commands_and_network)
+{
+	struct mfix f;
+	struct sbx_decision d;
+	char *argv[] = { "curl", "https://example.org", NULL };
+	static const char api[] =
+		"version: 1\nfiles: {default: {read: allow, write: deny, exec: allow}}\n"
+		"network:\n  default: deny\n  rules:\n"
+		"    - {host: api.example.com, verdict: allow, reason: the api}\n";
+
+	mfix_start(&f, "version: 1\n"
+		       "network:\n"
+		       "  rules:\n"
+		       "    - {host: \"*.example.com\", verdict: deny, reason: no}\n"
+		       "commands:\n"
+		       "  rules:\n"
+		       "    - {command: curl, verdict: ask, reason: downloads are asked}\n");
+	CU_ASSERT_FATAL(mfix_load(&f, ""));
+	CU_ASSERT_EQUAL(sbx_decide_command(f.p, 2, argv, &d), 0);
+	CU_ASSERT_EQUAL(d.verdict, SBX_V_ASK);
+	CU_ASSERT(sbx_rule_is_machine(f.p, d.rule_id));
+	mfix_end(&f);
+
+	/* a more specific project host under a machine deny: refused, both named */
+	mfix_start(&f, "version: 1\n"
+		       "network:\n"
+		       "  rules:\n"
+		       "    - {host: \"*.example.com\", verdict: deny, reason: no}\n");
+	f.p = sbx_policy_load_buffer("test.yaml", api, strlen(api), &f.env, &f.d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f.p);
+	CU_ASSERT_NOT_EQUAL(sbx_policy_compile(f.p, 7, &f.c, &f.d), 0);
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "machine.yaml:4:"));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "'api.example.com' (allow) is looser"));
+	mfix_end(&f);
+}
+
+SBX_TEST(policy_machine, bad_machine_input_names_file_line_and_field)
+{
+	struct mfix f;
+
+	mfix_start(&f, "version: 1\n"
+		       "files:\n"
+		       "  default: {read: deny}\n");
+	CU_ASSERT_FALSE(mfix_load(&f, ""));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "rules, not defaults"));
+	CU_ASSERT_EQUAL(f.d.v[0].line, 3);
+	mfix_end(&f);
+
+	mfix_start(&f, "version: 1\n"
+		       "projects:\n"
+		       "  max_always_ttl: forever\n"
+		       "  sandbox_switches: [userns, teleport]\n"
+		       "  colour: blue\n");
+	CU_ASSERT_FALSE(mfix_load(&f, ""));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "'forever' is not a duration"));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "unknown sandbox: key 'teleport'"));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "colour"));
+	for (size_t i = 0; i < f.d.n; i++)
+		CU_ASSERT_PTR_NOT_NULL(strstr(f.d.v[i].file, "machine.yaml"));
+	mfix_end(&f);
+
+	/* extends and sandbox: are the project's */
+	mfix_start(&f, "version: 1\nextends: strict\n");
+	CU_ASSERT_FALSE(mfix_load(&f, ""));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "extends"));
+	mfix_end(&f);
+}
+
+SBX_TEST(policy_machine, settings_outlive_loading)
+{
+	struct mfix f;
+	const char *const *a;
+
+	mfix_start(&f, "version: 1\n"
+		       "projects:\n"
+		       "  require: bpf-lsm\n"
+		       "  max_always_ttl: 30d\n"
+		       "  approvers: [alice, \"@secteam\"]\n");
+	CU_ASSERT_FATAL(mfix_load(&f, ""));
+	CU_ASSERT(sbx_policy_requires_bpf_lsm(f.p));
+	CU_ASSERT_EQUAL(sbx_policy_max_always_ttl(f.p), 30u * 86400);
+	a = sbx_policy_approvers(f.p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_STRING_EQUAL(a[0], "alice");
+	CU_ASSERT_STRING_EQUAL(a[1], "@secteam");
+	CU_ASSERT_PTR_NULL(a[2]);
+	mfix_end(&f);
+}
+
+SBX_TEST(policy_machine, machine_d_files_are_read_in_order)
+{
+	struct mfix f;
+	char *d, *p;
+
+	mfix_start(&f, NULL);
+	d = pt_path("%s/machine.d", f.mdir);
+	pt_mkdirs(d);
+	chmod(d, 0755);
+	p = pt_path("%s/20-b.yaml", d);
+	pt_write(p, "version: 1\nprojects: {audit_only: true}\n");
+	chmod(p, 0644);
+	free(p);
+	p = pt_path("%s/10-a.yaml", d);
+	pt_write(p, "version: 1\nprojects: {audit_only: false}\n");
+	chmod(p, 0644);
+	free(p);
+	p = pt_path("%s/ignored.yml", d);
+	pt_write(p, "not: [a policy\n");
+	free(p);
+	/* one setting, two files: the second is refused, naming the first */
+	CU_ASSERT_FALSE(mfix_load(&f, ""));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "10-a.yaml:2:"));
+	CU_ASSERT_EQUAL(f.d.errors, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(f.d.v[0].file, "20-b.yaml"));
+	free(d);
+	mfix_end(&f);
+}
+
+static void refused(const char *what, const char *why)
+{
+	struct mfix f;
+	char *path;
+
+	mfix_start(&f, ssh_floor);
+	path = pt_path("%s/machine.yaml", f.mdir);
+	if (!strcmp(what, "file-group"))
+		chmod(path, 0664);
+	else if (!strcmp(what, "file-world"))
+		chmod(path, 0646);
+	else if (!strcmp(what, "dir-world"))
+		chmod(f.mdir, 0757);
+	else if (!strcmp(what, "symlink")) {
+		char *real = pt_path("%s/real.yaml", f.mdir);
+
+		rename(path, real);
+		CU_ASSERT_EQUAL(symlink(real, path), 0);
+		free(real);
+	} else if (!strcmp(what, "owner")) {
+		CU_ASSERT_EQUAL(chown(path, 65534, 65534), 0);
+	}
+	CU_ASSERT_FALSE(mfix_load(&f, ""));
+	CU_ASSERT_PTR_NULL(f.p);
+	if (!pt_has_diag(&f.d, SBX_DIAG_ERROR, why))
+		fprintf(stderr, "    %s: expected '%s', got '%s'\n", what, why,
+			f.d.n ? f.d.v[0].msg : "nothing");
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, why));
+	/* the next case starts from the same scratch directory */
+	chmod(f.mdir, 0755);
+	if (!strcmp(what, "symlink")) {
+		char *real = pt_path("%s/real.yaml", f.mdir);
+
+		unlink(path);
+		rename(real, path);
+		free(real);
+	}
+	free(path);
+	mfix_end(&f);
+}
+
+SBX_TEST(policy_machine, files_others_could_write_are_refused)
+{
+	refused("file-group", "writable by its group");
+	refused("file-world", "writable by everyone");
+	refused("dir-world", "writable by everyone");
+	refused("symlink", "a symlink");
+	if (geteuid() == 0)
+		refused("owner", "owned by neither root nor you");
+}
+
+SBX_TEST(policy_machine, projects_that_break_it_are_refused_with_both_lines)
+{
+	struct mfix f;
+	char *proj;
+
+	mfix_start(&f, "version: 1\n"
+		       "projects:\n"
+		       "  extends: [strict]\n"
+		       "  audit_only: false\n"
+		       "  sandbox_switches: [userns]\n");
+	proj = pt_path("%s/policy.yaml", f.proj);
+	pt_write(proj, "version: 1\n"
+		       "extends: agent-default\n"
+		       "sandbox:\n"
+		       "  userns: allow\n"
+		       "  raw_sockets: allow\n");
+	f.p = sbx_policy_load_file(proj, &f.env, &f.d);
+	CU_ASSERT_PTR_NULL(f.p);
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "extends 'agent-default', which the machine "
+			      "policy does not allow"));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "machine.yaml:3:12: projects.extends"));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "sets sandbox.raw_sockets"));
+	CU_ASSERT_FALSE(pt_has_diag(&f.d, SBX_DIAG_ERROR, "sets sandbox.userns"));
+	for (size_t i = 0; i < f.d.n; i++)
+		CU_ASSERT(f.d.v[i].line > 0 && strstr(f.d.v[i].file, "policy.yaml"));
+	sbx_diags_free(&f.d);
+
+	/* audit-only, as the policy itself or extended */
+	pt_write(proj, "version: 1\nextends: audit-only\n");
+	f.p = sbx_policy_load_file(proj, &f.env, &f.d);
+	CU_ASSERT_PTR_NULL(f.p);
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "extends audit-only"));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "projects.audit_only: false"));
+	sbx_diags_free(&f.d);
+
+	/* what the machine lists is fine, and what it extends is its own */
+	pt_write(proj, "version: 1\nextends: strict\n");
+	f.p = sbx_policy_load_file(proj, &f.env, &f.d);
+	CU_ASSERT_PTR_NOT_NULL(f.p);
+	free(proj);
+	mfix_end(&f);
+}
