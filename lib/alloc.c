@@ -25,6 +25,13 @@ char *sbx_asprintf(const char *fmt, ...)
 	return s;
 }
 
+char *sbx_vformat(const char *fmt, va_list ap)
+{
+	char *s;
+
+	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
 char *sbx_strdup(const char *s)
 {
 	char *d = strdup(s ? s : "");

@@ -7,10 +7,14 @@
 #ifndef SBX_ALLOC_H
 #define SBX_ALLOC_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 char *sbx_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* vasprintf for messages that may be lost: NULL when memory runs out,
+ * where the caller has a fallback (an error reply, a generic reason) */
+char *sbx_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 char *sbx_strdup(const char *s);		/* NULL gives "" */
 void *sbx_calloc(size_t n, size_t size);
 void *sbx_realloc_array(void *p, size_t n, size_t size);

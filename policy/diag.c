@@ -27,8 +27,7 @@ void sbx_diag_vadd(struct sbx_diags *d, enum sbx_diag_level level,
 			d->errors++;
 		return;
 	}
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = sbx_vformat(fmt, ap);
 	g = &d->v[d->n++];
 	g->level = level;
 	g->file = file ? strdup(file) : NULL;

@@ -32,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #define SBX_POLICY_INTERNAL
+#include "lib/alloc.h"
 #include "policy/policy.h"
 #include "policy/landlock.h"
 
@@ -566,8 +567,7 @@ static int __attribute__((format(printf, 3, 4))) fail(char **why, int err, const
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = sbx_vformat(fmt, ap);
 	va_end(ap);
 	if (why && (!msg || asprintf(why, "%s: %s", msg, strerror(-err)) < 0))
 		*why = NULL;

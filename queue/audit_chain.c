@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include "lib/alloc.h"
 #include "lib/sha256.h"
 #include "queue/queue.h"
 
@@ -509,8 +510,7 @@ static int report(struct sbx_audit_report *r, uint64_t seq, uint64_t line,
 	free(r->problem);
 	r->problem = NULL;
 	va_start(ap, fmt);
-	if (vasprintf(&r->problem, fmt, ap) < 0)
-		r->problem = NULL;
+	r->problem = sbx_vformat(fmt, ap);
 	va_end(ap);
 	return 1;
 }

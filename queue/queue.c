@@ -58,8 +58,7 @@ static void add_err(char **err, const char *fmt, ...)
 	if (!err)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = sbx_vformat(fmt, ap);
 	va_end(ap);
 	if (!msg)
 		return;

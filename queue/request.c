@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* request.c - see request.h */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,16 +48,30 @@ int sbx_request_kind(const json_t *rec)
 	return -1;
 }
 
+/* The rule's text fields, one table for the decoder and the encoder. */
+static const struct {
+	const char *key;
+	size_t off;
+} rule_strs[] = {
+	{ "name", offsetof(struct sbx_req_rule, name) },
+	{ "section", offsetof(struct sbx_req_rule, section) },
+	{ "pattern", offsetof(struct sbx_req_rule, pattern) },
+	{ "verdict", offsetof(struct sbx_req_rule, verdict) },
+	{ "reason", offsetof(struct sbx_req_rule, reason) },
+	{ "source", offsetof(struct sbx_req_rule, source) },
+};
+
+static const char **rule_str(const struct sbx_req_rule *rule, size_t i)
+{
+	return (const char **)((char *)rule + rule_strs[i].off);
+}
+
 void sbx_request_view_rule(const json_t *rule, struct sbx_req_rule *out)
 {
 	out->present = json_is_object(rule);
 	out->id = num(rule, "id", -1);
-	out->name = sbx_json_str(rule, "name");
-	out->section = sbx_json_str(rule, "section");
-	out->pattern = sbx_json_str(rule, "pattern");
-	out->verdict = sbx_json_str(rule, "verdict");
-	out->reason = sbx_json_str(rule, "reason");
-	out->source = sbx_json_str(rule, "source");
+	for (size_t i = 0; i < sizeof(rule_strs) / sizeof(rule_strs[0]); i++)
+		*rule_str(out, i) = sbx_json_str(rule, rule_strs[i].key);
 }
 
 void sbx_request_view(const json_t *rec, struct sbx_request *r)
@@ -219,12 +234,8 @@ json_t *sbx_request_encode_rule(const struct sbx_req_rule *rule)
 		return NULL;
 	if (rule->id >= 0)
 		put_int(j, "id", rule->id);
-	put_str(j, "name", rule->name);
-	put_str(j, "section", rule->section);
-	put_str(j, "pattern", rule->pattern);
-	put_str(j, "verdict", rule->verdict);
-	put_str(j, "reason", rule->reason);
-	put_str(j, "source", rule->source);
+	for (size_t i = 0; i < sizeof(rule_strs) / sizeof(rule_strs[0]); i++)
+		put_str(j, rule_strs[i].key, *rule_str(rule, i));
 	return j;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include "lib/alloc.h"
 #include "policy/policy.h"
 #include "tests/unit/policy_helpers.h"
 
@@ -67,8 +68,7 @@ char *pt_path(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&p, fmt, ap) < 0)
-		p = NULL;
+	p = sbx_vformat(fmt, ap);
 	va_end(ap);
 	return p;
 }

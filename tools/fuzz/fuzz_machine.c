@@ -72,28 +72,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.hardlink_scan_max = 200,
 		.machine_dir = mdir,
 	};
-	struct sbx_diags d = { 0 };
-	struct sbx_policy *p;
 	int fd = open(mfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size) || close(fd))
 		abort();
-	p = sbx_policy_load_buffer("policy.yaml", project_policy, sizeof(project_policy) - 1,
-				   &env, &d);
-	if (p) {
-		struct sbx_compiled c;
-
-		if (d.errors)
-			abort();	/* loaded despite an error: never allowed */
-		if (sbx_policy_compile(p, 1, &c, &d) == 0) {
-			sbx_compiled_dump(&c, p, devnull);
-			sbx_compiled_free(&c);
-		}
-		sbx_policy_free(p);
-	} else if (!d.errors) {
-		abort();	/* rejected without saying why */
-	}
-	sbx_diags_print(&d, devnull);
-	sbx_diags_free(&d);
+	fuzz_load_compile("policy.yaml", project_policy, sizeof(project_policy) - 1, &env,
+			  devnull);
 	return 0;
 }

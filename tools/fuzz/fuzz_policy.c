@@ -53,27 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.resolv_conf = resolv,
 		.hardlink_scan_max = 200,
 	};
-	struct sbx_diags d = { 0 };
-	struct sbx_policy *p;
 	char name[300];
 
 	/* relative extends resolve against the project directory */
 	snprintf(name, sizeof(name), "%s/policy.yaml", project);
-	p = sbx_policy_load_buffer(name, (const char *)data, size, &env, &d);
-	if (p) {
-		struct sbx_compiled c;
-
-		if (d.errors)
-			abort();	/* loaded despite an error: never allowed */
-		if (sbx_policy_compile(p, 1, &c, &d) == 0) {
-			sbx_compiled_dump(&c, p, devnull);
-			sbx_compiled_free(&c);
-		}
-		sbx_policy_free(p);
-	} else if (!d.errors) {
-		abort();	/* rejected without saying why */
-	}
-	sbx_diags_print(&d, devnull);
-	sbx_diags_free(&d);
+	fuzz_load_compile(name, (const char *)data, size, &env, devnull);
 	return 0;
 }

@@ -84,6 +84,34 @@ static inline void fuzz_shipped_dir(char *out, size_t size)
 	snprintf(out, size, "%.4000s/../policy/shipped", exe);
 }
 
+/*
+ * Load NAME's text as a policy under ENV, compile and dump it to OUT: the
+ * parser's contract, in one place for every policy fuzzer. A policy that
+ * loads despite an error, or is refused without a reason, aborts.
+ */
+static inline void fuzz_load_compile(const char *name, const char *text, size_t size,
+				     const struct sbx_policy_env *env, FILE *out)
+{
+	struct sbx_diags d = { 0 };
+	struct sbx_policy *p = sbx_policy_load_buffer(name, text, size, env, &d);
+
+	if (p) {
+		struct sbx_compiled c;
+
+		if (d.errors)
+			abort();	/* loaded despite an error: never allowed */
+		if (sbx_policy_compile(p, 1, &c, &d) == 0) {
+			sbx_compiled_dump(&c, p, out);
+			sbx_compiled_free(&c);
+		}
+		sbx_policy_free(p);
+	} else if (!d.errors) {
+		abort();	/* rejected without saying why */
+	}
+	sbx_diags_print(&d, out);
+	sbx_diags_free(&d);
+}
+
 static inline struct sbx_conn_policy *fuzz_project(const char *name, char *project, size_t size)
 {
 	char dir[64], path[512], shipped[4200];

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "lib/alloc.h"
 #include "lib/text.h"
 #include "lib/project.h"
 #include "queue/queue.h"
@@ -110,8 +111,7 @@ static void set_status(struct watch *w, const char *fmt, ...)
 	free(w->status);
 	w->status = NULL;
 	va_start(ap, fmt);
-	if (vasprintf(&w->status, fmt, ap) < 0)
-		w->status = NULL;
+	w->status = sbx_vformat(fmt, ap);
 	va_end(ap);
 }
 

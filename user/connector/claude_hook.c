@@ -78,8 +78,7 @@ static int block(struct hook *h, const char *fmt, ...)
 	char *m = NULL;
 
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	m = sbx_vformat(fmt, ap);
 	va_end(ap);
 	free(h->r->out);
 	h->r->out = NULL;

@@ -49,8 +49,7 @@ void sbx_cv_set(struct sbx_conn_verdict *v, uint8_t verdict, const char *what,
 	v->verdict = verdict;
 	v->what = what ? strdup(what) : NULL;
 	va_start(ap, fmt);
-	if (vasprintf(&v->reason, fmt, ap) < 0)
-		v->reason = NULL;
+	v->reason = sbx_vformat(fmt, ap);
 	va_end(ap);
 }
 

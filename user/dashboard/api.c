@@ -37,8 +37,7 @@ json_t *sbx_api_error(const char *code, const char *fmt, ...)
 	json_t *j;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = sbx_vformat(fmt, ap);
 	va_end(ap);
 	j = json_pack("{s:b,s:s,s:s}", "ok", 0, "error", msg ? msg : "?", "code", code);
 	free(msg);

@@ -82,8 +82,7 @@ static void mcp_reply_error(struct sbx_mcp *m, json_t *id, int code, const char 
 	char *msg = NULL;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = sbx_vformat(fmt, ap);
 	va_end(ap);
 	send_msg(m, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0",
 			      "id", id ? id : json_null(), "error", "code", code,

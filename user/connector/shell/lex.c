@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/alloc.h"
 #include "lib/text.h"
 #include "user/connector/shell/lex.h"
 
@@ -30,8 +31,7 @@ void sh_fail(struct ps *ps, const char *fmt, ...)
 		return;
 	ps->out->unanalysed = true;
 	va_start(ap, fmt);
-	if (vasprintf(&ps->out->why, fmt, ap) < 0)
-		ps->out->why = NULL;
+	ps->out->why = sbx_vformat(fmt, ap);
 	va_end(ap);
 }
 
