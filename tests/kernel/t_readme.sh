@@ -69,7 +69,7 @@ test_readme_quick_start_from_zero_to_an_approved_request() {
 			[ -x /usr/local/bin/bpfsbx ] || fail "make install put no bpfsbx on PATH" ;;
 		"sudo bpfsbx doctor")
 			bpfsbx doctor >/tmp/readme-doctor.log 2>&1 ||
-				fail "doctor: $(tail -n 5 /tmp/readme-doctor.log)" ;;
+				fail "doctor: $(grep '^FAIL' /tmp/readme-doctor.log | head -n 5)" ;;
 		"sudo systemctl enable --now bpfsbx")
 			unit=/usr/local/lib/systemd/system/bpfsbx.service
 			exe=$(sed -n 's/^ExecStart=//p' $unit | sed 's/ *\$BPFSBX_DAEMON_ARGS//')

@@ -187,6 +187,9 @@ json_t *sbx_costs_collect(struct bpf_object *obj, struct sbx_cost_logs *logs)
 		if (v)
 			json_object_set_new(o, "variant", json_sprintf("%s/%d", v->hook, v->nargs));
 		json_object_set_new(o, "loaded", json_boolean(fd >= 0));
+		/* a program the daemon left out on purpose (another tier's,
+		 * another kernel's variant) is not a failure to load */
+		json_object_set_new(o, "used", json_boolean(bpf_program__autoload(p)));
 		if (fd >= 0) {
 			struct bpf_prog_info info;
 			__u32 len = sizeof(info);
@@ -227,10 +230,10 @@ int sbx_costs_print(FILE *f, json_t *doc)
 			json_integer_value(json_object_get(o, "processed_insns"));
 		bool loaded = json_is_true(json_object_get(o, "loaded"));
 
-		if (!loaded && variant) {
+		if (!loaded && (variant || json_is_false(json_object_get(o, "used")))) {
 			fprintf(f, "  %-28s %-20s %9s\n",
-				sbx_json_str(o, "program"), variant,
-				"not this kernel's");
+				sbx_json_str(o, "program"), variant ? variant : "-",
+				variant ? "not this kernel's" : "not this tier's");
 			continue;
 		}
 		fprintf(f, "  %-28s %-20s %9lld %7lld %7lld%s\n",
