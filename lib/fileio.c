@@ -269,6 +269,12 @@ int sbx_write_atomic(int dirfd, const char *name, const void *buf, size_t len,
 	return write_atomic(dirfd, name, buf, len, mode, uid, gid, 0600);
 }
 
+int sbx_write_atomic_perm(int dirfd, const char *name, const void *buf, size_t len,
+			  enum sbx_write_mode mode, uid_t uid, gid_t gid, mode_t perm)
+{
+	return write_atomic(dirfd, name, buf, len, mode, uid, gid, perm);
+}
+
 int sbx_write_file_atomic(const char *path, const void *buf, size_t len, mode_t perm)
 {
 	const char *slash = strrchr(path, '/');

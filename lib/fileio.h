@@ -47,6 +47,9 @@ enum sbx_write_mode {
  * fsync of the directory. Mode 0600, owned by uid/gid when not -1. */
 int sbx_write_atomic(int dirfd, const char *name, const void *buf, size_t len,
 		     enum sbx_write_mode mode, uid_t uid, gid_t gid);
+/* The same with the file's mode (sbx_write_atomic's is 0600). */
+int sbx_write_atomic_perm(int dirfd, const char *name, const void *buf, size_t len,
+			  enum sbx_write_mode mode, uid_t uid, gid_t gid, mode_t perm);
 /* The same for a path (its directory is opened as given), with mode perm. */
 int sbx_write_file_atomic(const char *path, const void *buf, size_t len, mode_t perm);
 

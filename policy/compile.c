@@ -127,7 +127,18 @@ int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
 	memset(out, 0, sizeof(*out));
 	if (!p)
 		return -EINVAL;
-	if (p->n_machine_nrules && floor_check_network(p, s.d)) {
+	if (p->n_machine_nrules && p->floor_live && !p->floor_net_raised) {
+		struct sbx_policy view = *p;
+		int rc;
+
+		view.nrules = floor_raise_network(p, s.d);
+		view.floor_net_raised = true;
+		rc = view.nrules ? sbx_policy_compile(&view, policy_id, out, s.d) : -ENOMEM;
+		free(view.nrules);
+		sbx_diags_free(&local);
+		return rc;
+	}
+	if (p->n_machine_nrules && !p->floor_net_raised && floor_check_network(p, s.d)) {
 		sbx_diags_free(&local);
 		return -EINVAL;
 	}

@@ -71,5 +71,8 @@ int floor_compile(const struct sbx_policy *p, uint32_t policy_id, struct sbx_com
 /* -1 (reported) when a network rule of one layer is more specific and
  * looser than one of the other, which the maps cannot keep (floor.c). */
 int floor_check_network(const struct sbx_policy *p, struct sbx_diags *d);
+/* A running session's (p->floor_live): a copy of p's nrules with the looser
+ * rules raised to the floor, with a warning each; NULL: out of memory. */
+struct sbx_nrule *floor_raise_network(const struct sbx_policy *p, struct sbx_diags *d);
 
 #endif

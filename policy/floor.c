@@ -160,13 +160,17 @@ static void raise_rule(struct floor *f, const struct sbx_frule *r, bool machine)
 			if (!machine && v[a] > r->verdict && !shipped_file(f, pat->pos.file)) {
 				const struct sbx_rule_info *m = sbx_policy_rule(f->p, id[a]);
 
-				sbx_diag_at(f->d, SBX_DIAG_ERROR, &pat->pos,
+				/* live: the session runs; the floor holds over it */
+				sbx_diag_at(f->d, f->p->floor_live ? SBX_DIAG_WARNING : SBX_DIAG_ERROR,
+					    &pat->pos,
 					    "%s %s of %s, where the machine policy says %s (%s:%d:%d: "
-					    "\"%s\"): a project cannot lower the machine's floor",
-					    sbx_verdict_name(r->verdict), sbx_access_name(a), pat->text,
-					    sbx_verdict_name(v[a]), m ? m->file : "?", m ? m->line : 0,
-					    m ? m->col : 0, m ? m->pattern : "?");
-				f->refused = true;
+					    "\"%s\"): %s", sbx_verdict_name(r->verdict),
+					    sbx_access_name(a), pat->text, sbx_verdict_name(v[a]),
+					    m ? m->file : "?", m ? m->line : 0, m ? m->col : 0,
+					    m ? m->pattern : "?",
+					    f->p->floor_live ? "the machine's verdict holds in the "
+					    "running session" : "a project cannot lower the machine's floor");
+				f->refused |= !f->p->floor_live;
 			}
 		}
 		emit(f, pat, v, id, r->access);
@@ -447,8 +451,12 @@ static bool ports_meet(const struct sbx_nrule *x, const struct sbx_nrule *y)
  * as or more specific than one of the other layer, meets its ports and is
  * looser than it would lower the floor, so the policy is refused, with both
  * positions. Same-key rules merge to the stricter anyway.
+ * In a running session's policy (floor_live) the looser rule takes the
+ * stricter verdict instead, whole, in raised (a copy of nrules): stricter
+ * than either layer asked for its other names and ports, never looser.
  */
-int floor_check_network(const struct sbx_policy *p, struct sbx_diags *d)
+static int floor_network(const struct sbx_policy *p, struct sbx_nrule *raised,
+			 struct sbx_diags *d)
 {
 	size_t own = p->n_nrules - p->n_machine_nrules;
 	size_t errors = d->errors, from = d->n;
@@ -468,18 +476,40 @@ int floor_check_network(const struct sbx_policy *p, struct sbx_diags *d)
 
 					if (!item_covers(bi, ai))
 						continue;
-					sbx_diag_at(d, SBX_DIAG_ERROR, &ai->pos,
+					if (raised && raised[i].verdict < b->verdict) {
+						raised[i].verdict = b->verdict;
+						raised[i].id = b->id;
+					}
+					sbx_diag_at(d, raised ? SBX_DIAG_WARNING : SBX_DIAG_ERROR,
+						    &ai->pos,
 						    "'%s' (%s) is %s than the %s rule at %s:%d:%d "
-						    "that covers it ('%s': %s): a machine rule holds over a "
-						    "more specific project rule, so write the stricter verdict "
-						    "here or leave the name out", ai->text,
+						    "that covers it ('%s': %s): %s", ai->text,
 						    sbx_verdict_name(a->verdict), "looser",
 						    i < own ? "machine policy's" : "project's",
 						    bi->pos.file, bi->pos.line, bi->pos.col, bi->text,
-						    sbx_verdict_name(b->verdict));
+						    sbx_verdict_name(b->verdict), raised ?
+						    "its verdict holds over this rule in the running session" :
+						    "a machine rule holds over a more specific project rule, so "
+						    "write the stricter verdict here or leave the name out");
 				}
 		}
 	}
 	sbx_diags_sort_from(d, from);
 	return d->errors > errors ? -1 : 0;
+}
+
+int floor_check_network(const struct sbx_policy *p, struct sbx_diags *d)
+{
+	return floor_network(p, NULL, d);
+}
+
+struct sbx_nrule *floor_raise_network(const struct sbx_policy *p, struct sbx_diags *d)
+{
+	struct sbx_nrule *raised = calloc(p->n_nrules ? p->n_nrules : 1, sizeof(*raised));
+
+	if (!raised)
+		return NULL;
+	memcpy(raised, p->nrules, p->n_nrules * sizeof(*raised));
+	floor_network(p, raised, d);
+	return raised;
 }

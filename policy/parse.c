@@ -917,6 +917,7 @@ static struct sbx_policy *load_common(const char *name, const char *dir, const c
 	p->resolve_ctx = env->resolve_ctx;
 	p->hardlink_scan_max = env->hardlink_scan_max ? env->hardlink_scan_max : SBX_HARDLINK_SCAN_MAX;
 	p->no_hardlink_scan = env->no_hardlink_scan;
+	p->floor_live = env->floor_live;
 	if (!p->home || (env->project && !p->project) || !p->resolv_conf)
 		goto fail;
 	if (!env->no_machine && machine_apply(p, ld.docs, ld.ndocs, self_real, env, diags))

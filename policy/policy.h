@@ -78,6 +78,11 @@ struct sbx_policy_env {
 	/* Load no machine policy: for a policy that is not a session's
 	 * (a suggester's patch, the fuzzers). */
 	bool no_machine;
+	/* A running session's policy under a changed floor: where the project
+	 * says something the floor does not let it say, the floor is applied
+	 * over it with a warning instead of refusing the policy (a refusal
+	 * would leave the session under the old floor). */
+	bool floor_live;
 };
 
 #define SBX_MACHINE_DIR		"/etc/bpfsbx"
@@ -434,6 +439,8 @@ struct sbx_policy {
 	/* The machine policy's rules follow the project's in rules[] and in
 	 * frules, nrules and crules: these count them (0: no machine policy). */
 	size_t n_machine_rules, n_machine_frules, n_machine_nrules, n_machine_crules;
+	bool floor_live;		/* env's: raise, do not refuse (floor.c) */
+	bool floor_net_raised;		/* nrules already raised under the floor */
 	uint32_t max_always_ttl_s;	/* projects.max_always_ttl; 0: none */
 	char **approvers;		/* projects.approvers, NULL-ended; NULL: none */
 };

@@ -704,7 +704,15 @@ static int write_record(struct sbx_queue *q, int s, const char *id, const json_t
 	}
 	text = nl;
 	memcpy(text + len, "\n", 2);
-	rc = sbx_write_atomic(q->fd[s], name, text, len + 1, mode, q->uid, q->gid);
+	if (s == SBX_QDIR_DONE && geteuid() == 0)
+		/* a decision stays its writer's: the daemon takes the owner for
+		 * the approver (projects.approvers, the audit chain), and root's
+		 * (sudo bpfsbx approve) must not pass for the project owner's;
+		 * the owner's group may read it */
+		rc = sbx_write_atomic_perm(q->fd[s], name, text, len + 1, mode, (uid_t)-1, q->gid,
+					   0640);
+	else
+		rc = sbx_write_atomic(q->fd[s], name, text, len + 1, mode, q->uid, q->gid);
 	free(text);
 	return rc;
 }
@@ -1137,6 +1145,7 @@ int sbx_queue_check_done(struct sbx_queue *q, const char *name, unsigned flags,
 		goto bad;
 	me.dev = st.st_dev;
 	me.ino = st.st_ino;
+	me.uid = st.st_uid;
 	sha256_hex(raw, strlen(raw), me.sha256);
 
 	if (sbx_queue_is_applied(q, id)) {

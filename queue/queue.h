@@ -288,6 +288,7 @@ enum sbx_done_check { SBX_DONE_OK = 0, SBX_DONE_APPLIED = 1, SBX_DONE_BAD = 2 };
 
 struct sbx_done_ident {
 	uint64_t dev, ino;
+	uid_t uid;		/* who wrote it: the approver */
 	char sha256[65];	/* hex of the file's bytes */
 };
 

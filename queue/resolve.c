@@ -90,8 +90,12 @@ static void remember(struct sbx_queue *q, const struct sbx_request *req)
 		r.type = (char *)req->ftype;
 		r.btime = (char *)req->btime;
 	}
+	/* who and when: the machine policy's max_always_ttl counts from it */
+	r.by = (char *)sbx_queue_user();
+	r.at = sbx_time_rfc3339(time(NULL));
 	if ((r.path || r.addr || r.host) && sbx_remembered_add(q, &r, &err))
 		fprintf(stderr, "bpfsbx: remembering %s: %s\n", req->id, err ? err : "failed");
+	free(r.at);
 	free(err);
 }
 

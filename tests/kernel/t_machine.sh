@@ -87,3 +87,146 @@ test_a_floor_others_could_write_is_refused() {
 	echo "$out" | grep -q "machine policy refused: not owned by root" || fail "owner: $out"
 	rm -rf $MDIR
 }
+
+machine_gen() { "$SBX" status --json >/tmp/mstatus.json && "$SBXT" json-get /tmp/mstatus.json machine.generation; }
+machine_error() { "$SBX" status --json >/tmp/mstatus.json && "$SBXT" json-get /tmp/mstatus.json machine.error; }
+gen_is() { [ "$(machine_gen)" = "$1" ]; }
+gen_ge() { [ "$(machine_gen)" -ge "$1" ]; }	# a SIGHUP applies it again
+
+test_a_floor_that_arrives_holds_in_a_running_session() {
+	rm -rf $MDIR
+	allow_key_policy
+	g0=$(machine_gen) || fail "status has no machine part: $(cat /tmp/mstatus.json)"
+	stepper $MPOL/allow-key.yaml $THOME/.ssh/id_rsa 4
+	[ "$(tried 1)" = OK ] || fail "before the floor the key was not read: $(cat /tmp/try.1)"
+	machine_floor
+	# config management's reload: at once; without it, within a second
+	kill -HUP "$(daemon_pid)"
+	wait_for gen_ge $((g0 + 1)) || fail "the floor was not applied: $(cat /tmp/mstatus.json)"
+	sleep 1.5	# the files were written in steps (cat, chown, chmod): each may count
+	g1=$(machine_gen)
+	event operation=apply verdict=applied
+	touch /tmp/go.2
+	[ "$(tried 2)" = "ERR EPERM" ] || fail "the running session read the key: $(cat /tmp/try.2)"
+	event object=$THOME/.ssh/id_rsa verdict=deny
+	"$SBX" status | grep -q "machine policy: $MDIR, applied live $g1 time" ||
+		fail "status: $("$SBX" status | grep machine)"
+
+	# a machine file that does not load leaves that floor in force
+	printf 'version: 1\nfiles:\n  rules: [\n' >$MDIR/machine.yaml
+	wait_for machine_error || fail "a bad floor was not reported: $(cat /tmp/mstatus.json)"
+	machine_error | grep -q "machine.yaml" || fail "the error names no file: $(machine_error)"
+	gen_is $g1 || fail "a bad floor was counted as applied"
+	event operation=apply verdict=refused
+	touch /tmp/go.3
+	[ "$(tried 3)" = "ERR EPERM" ] || fail "the key was read under a bad floor: $(cat /tmp/try.3)"
+
+	# the floor lifted: the project's own allow holds again, live
+	rm -f $MDIR/machine.yaml
+	wait_for gen_ge $((g1 + 1)) || fail "the floor's removal was not applied"
+	touch /tmp/go.4
+	[ "$(tried 4)" = OK ] || fail "the project's allow did not come back: $(cat /tmp/try.4)"
+	wait $STEPPER || true
+	rm -rf $MDIR
+}
+
+test_a_network_floor_holds_over_a_running_sessions_allow() {
+	rm -rf $MDIR
+	mkdir -p $MPOL && chmod 755 $MPOL
+	# no route to 10.66.0.0/16 here: an allowed connect gets ENETUNREACH
+	# from the stack, a refused one EPERM from bpfsbx
+	cat >$MPOL/net.yaml <<-EOF
+	version: 1
+	extends: $AD
+	network:
+	  rules:
+	    - {cidr: 10.66.2.1/32, port: 80, verdict: allow, reason: a service}
+	EOF
+	chmod 644 $MPOL/net.yaml
+	g0=$(machine_gen)
+	rm -f /tmp/go.* /tmp/try.*
+	in_session $MPOL/net.yaml sh -c "$SBXT connect 4 10.66.2.1 80 >/tmp/try.1 2>&1
+		while [ ! -e /tmp/go.2 ]; do sleep 0.05; done
+		$SBXT connect 4 10.66.2.1 80 >/tmp/try.2 2>&1" &
+	STEPPER=$!
+	[ "$(tried 1)" = "ERR ENETUNREACH" ] || fail "before the floor: $(cat /tmp/try.1)"
+	# broader than the project's rule: refused at the next start, held
+	# over the project's allow in the running session
+	mkdir -p $MDIR && chmod 755 $MDIR
+	cat >$MDIR/machine.yaml <<-'EOF'
+	version: 1
+	network:
+	  rules:
+	    - {cidr: 10.66.0.0/16, verdict: deny, reason: the lab network}
+	EOF
+	chmod 644 $MDIR/machine.yaml
+	wait_for gen_ge $((g0 + 1)) || fail "the network floor was not applied: $(cat /tmp/mstatus.json)"
+	touch /tmp/go.2
+	out=$(tried 2)
+	wait $STEPPER || true
+	event object=10.66.2.1:80 verdict=deny
+	out2=$(in_session $MPOL/net.yaml true 2>&1) && fail "a new session was accepted: $out2"
+	echo "$out2" | grep -q "is looser than the machine policy's rule" || fail "refusal: $out2"
+	rm -rf $MDIR
+	[ "$out" = "ERR EPERM" ] || fail "the running session connected under the floor: $out"
+}
+
+test_an_always_answer_lasts_the_machines_max_always_ttl() {
+	rm -rf $MDIR $THOME/.aws $PROJ/.sandbox
+	mkdir -p $THOME/.aws
+	echo "AKIA-TEST" >$THOME/.aws/credentials
+	chown -R $TUSER:$TUSER $THOME/.aws
+	expect "ERR EPERM" in_session $POL/ask.yaml $SBXT open $THOME/.aws/credentials
+	approve "$(one_pending)" always
+	expect "OK" in_session $POL/ask.yaml $SBXT open $THOME/.aws/credentials
+	# the floor: an "always" answer lasts a day; this one is made two days old
+	mkdir -p $MDIR && chmod 755 $MDIR
+	printf 'version: 1\nprojects:\n  max_always_ttl: 1d\n' >$MDIR/machine.yaml
+	chmod 644 $MDIR/machine.yaml
+	old=$(date -u -d '2 days ago' +%Y-%m-%dT%H:%M:%SZ)
+	sed -i -E "s/^( *at: ).*/\\1'$old'/" $PROJ/.sandbox/remembered.yaml
+	grep -q "$old" $PROJ/.sandbox/remembered.yaml || fail "no time to age: $(cat $PROJ/.sandbox/remembered.yaml)"
+	expect "ERR EPERM" in_session $POL/ask.yaml $SBXT open $THOME/.aws/credentials
+	grep -q "is older than the machine policy's max_always_ttl (86400s): not applied" "$DLOG" ||
+		fail "no word of the expired answer: $(tail -n 5 "$DLOG")"
+	# an answer given an hour ago still holds under it
+	new=$(date -u -d '1 hour ago' +%Y-%m-%dT%H:%M:%SZ)
+	sed -i -E "s/^( *at: ).*/\\1'$new'/" $PROJ/.sandbox/remembered.yaml
+	expect "OK" in_session $POL/ask.yaml $SBXT open $THOME/.aws/credentials
+	rm -rf $MDIR $THOME/.aws $PROJ/.sandbox
+}
+
+test_only_the_machines_approvers_decide() {
+	rm -rf $MDIR $THOME/.aws $PROJ/.sandbox
+	mkdir -p $THOME/.aws
+	echo "AKIA-TEST" >$THOME/.aws/credentials
+	chown -R $TUSER:$TUSER $THOME/.aws
+	mkdir -p $MDIR && chmod 755 $MDIR
+	printf 'version: 1\nprojects:\n  approvers: [root]\n' >$MDIR/machine.yaml
+	chmod 644 $MDIR/machine.yaml
+	stepper $POL/ask.yaml $THOME/.aws/credentials 3
+	[ "$(tried 1)" = "ERR EPERM" ] || fail "not asked: $(cat /tmp/try.1)"
+	id=$(one_pending)
+	# the project's owner is not an approver here
+	approve $id once
+	wait_for grep -q "decision $id refused: decided by uid $TUID, who is not an approver" "$DLOG" ||
+		fail "the owner's approval was taken: $(tail -n 5 "$DLOG")"
+	touch /tmp/go.2
+	[ "$(tried 2)" = "ERR EPERM" ] || fail "the owner's approval opened it: $(cat /tmp/try.2)"
+	# root is; its decision is recorded as root's, not the owner's
+	id2=$(one_pending)
+	"$SBX" approve "$id2" --dir $PROJ --scope once >/dev/null || fail "root's approve failed"
+	wait_for test -e $PROJ/.sandbox/escalations/applied/$id2 || fail "root's approval not applied"
+	[ "$(stat -c %u $PROJ/.sandbox/escalations/done/$id2.json)" = 0 ] ||
+		fail "root's decision passes for uid $(stat -c %u $PROJ/.sandbox/escalations/done/$id2.json)"
+	touch /tmp/go.3
+	[ "$(tried 3)" = OK ] || fail "root's approval did not open it: $(cat /tmp/try.3)"
+	wait $STEPPER || true
+	as_user cat $PROJ/.sandbox/escalations/done/$id2.json >/dev/null ||
+		fail "the owner cannot read root's decision"
+	wait_for sh -c "grep -h '\"event\":\"decision\"' $PROJ/.sandbox/audit/*.jsonl | grep -q '\"approver_uid\":0'" ||
+		fail "the audit chain does not name root: $(grep -h decision $PROJ/.sandbox/audit/*.jsonl | tail -n 2)"
+	grep -h decision_refused $PROJ/.sandbox/audit/*.jsonl | grep -q "\"approver_uid\":$TUID" ||
+		fail "the audit chain does not name the refused approver"
+	rm -rf $MDIR $THOME/.aws $PROJ/.sandbox
+}

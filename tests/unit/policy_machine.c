@@ -269,6 +269,50 @@ SBX_TEST(policy_machine, commands_and_network)
 	mfix_end(&f);
 }
 
+/* A running session's policy under a changed floor (floor_live): the
+ * floor is applied over what the project says, with a warning, instead of
+ * refusing the policy and leaving the session under the old floor. */
+SBX_TEST(policy_machine, a_running_sessions_policy_takes_the_floor)
+{
+	struct mfix f;
+	struct sbx_host_decision h;
+	static const char allow_key[] =
+		"    - {path: ~/.ssh/id_rsa, access: read, verdict: allow, reason: deploy key}\n";
+	static const char api[] =
+		"version: 1\nfiles: {default: {read: allow, write: deny, exec: allow}}\n"
+		"network:\n  default: deny\n  rules:\n"
+		"    - {host: api.example.com, verdict: allow, reason: the api}\n"
+		"    - {host: other.example.org, verdict: allow, reason: another}\n";
+
+	mfix_start(&f, ssh_floor);
+	f.env.floor_live = true;
+	touch(f.home, ".ssh/id_rsa");
+	CU_ASSERT_FATAL(mfix_load(&f, allow_key));
+	CU_ASSERT_EQUAL(f.d.errors, 0);
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_WARNING, "the machine's verdict holds in the running session"));
+	CU_ASSERT_EQUAL(decide(&f, ".ssh/id_rsa", R).verdict, SBX_V_DENY);
+	CU_ASSERT(sbx_rule_is_machine(f.p, decide(&f, ".ssh/id_rsa", R).rule_id));
+	mfix_end(&f);
+
+	mfix_start(&f, "version: 1\n"
+		       "network:\n"
+		       "  rules:\n"
+		       "    - {host: \"*.example.com\", verdict: deny, reason: no}\n");
+	f.env.floor_live = true;
+	f.p = sbx_policy_load_buffer("test.yaml", api, strlen(api), &f.env, &f.d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f.p);
+	CU_ASSERT_EQUAL_FATAL(sbx_policy_compile(f.p, 7, &f.c, &f.d), 0);
+	f.compiled = true;
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_WARNING, "'api.example.com' (allow) is looser"));
+	CU_ASSERT_EQUAL(sbx_decide_host(&f.c, "api.example.com", &h), 0);
+	CU_ASSERT_EQUAL(h.verdict, SBX_V_DENY);
+	CU_ASSERT(sbx_rule_is_machine(f.p, h.rule_id));
+	/* what the floor does not cover stays the project's */
+	CU_ASSERT_EQUAL(sbx_decide_host(&f.c, "other.example.org", &h), 0);
+	CU_ASSERT_EQUAL(h.verdict, SBX_V_ALLOW);
+	mfix_end(&f);
+}
+
 SBX_TEST(policy_machine, bad_machine_input_names_file_line_and_field)
 {
 	struct mfix f;

@@ -125,6 +125,16 @@ static int cmd_status(int argc, char **argv)
 			       N(o, "rejected"), N(o, "failures"));
 #undef N
 	}
+	{
+		const json_t *m = json_object_get(r, "machine");
+		const char *e = sbx_json_str(m, "error");
+
+		if (m)
+			printf("machine policy: %s, applied live %lld time(s)%s%s\n",
+			       sbx_json_str(m, "dir"),
+			       (long long)json_integer_value(json_object_get(m, "generation")),
+			       e ? "; its last change was NOT applied: " : "", e ? e : "");
+	}
 	printf("sessions: %zu\n", json_array_size(json_object_get(r, "sessions")));
 	json_array_foreach(json_object_get(r, "sessions"), i, v) {
 		const json_t *dns = json_object_get(v, "dns");

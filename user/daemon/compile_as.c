@@ -92,11 +92,28 @@ json_t *sbx_source_stamp(const char *path)
 			 "size", (json_int_t)st.st_size, "ino", (json_int_t)st.st_ino);
 }
 
+/* What the machine policy's projects: asks of the session's approvals. */
+static json_t *approval_json(const struct sbx_policy *p)
+{
+	json_t *a = json_pack("{s:I}", "max_always_ttl_s",
+			      (json_int_t)sbx_policy_max_always_ttl(p));
+	const char *const *who = sbx_policy_approvers(p);
+
+	if (who) {
+		json_t *v = json_array();
+
+		for (size_t i = 0; who[i]; i++)
+			json_array_append_new(v, json_string(who[i]));
+		json_object_set_new(a, "approvers", v);
+	}
+	return a;
+}
+
 /* The child: never returns. */
 static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const char *project,
-			  const char *policy_path, uint32_t policy_id)
+			  const char *policy_path, uint32_t policy_id, bool floor_live)
 {
-	struct sbx_policy_env env = { .home = home, .project = project };
+	struct sbx_policy_env env = { .home = home, .project = project, .floor_live = floor_live };
 	struct sbx_diags diags = {};
 	struct sbx_compiled c = {};
 	struct sbx_policy *p = NULL;
@@ -164,6 +181,7 @@ static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const 
 		json_object_set_new(j, "hardlinks", json_string(digest));
 		json_object_set_new(j, "idents", idents_json(&c));
 		json_object_set_new(j, "names", sbx_names_json(&c));
+		json_object_set_new(j, "approval", approval_json(p));
 	} else if (!diags.errors) {
 		json_object_set_new(j, "error", json_string("the policy could not be compiled"));
 	}
@@ -204,11 +222,12 @@ void sbx_compiled_rt_free(struct sbx_compiled_rt *c)
 	json_decref(c->diags);
 	json_decref(c->sources);
 	json_decref(c->names);
+	json_decref(c->approval);
 	memset(c, 0, sizeof(*c));
 }
 
 int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *project,
-			  const char *policy_path, uint32_t policy_id,
+			  const char *policy_path, uint32_t policy_id, bool floor_live,
 			  struct sbx_compiled_rt *out, char **err)
 {
 	struct wire_hdr h;
@@ -231,7 +250,7 @@ int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *pr
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		compile_child(pfd[1], uid, gid, home, project, policy_path, policy_id);
+		compile_child(pfd[1], uid, gid, home, project, policy_path, policy_id, floor_live);
 	}
 	close(pfd[1]);
 	rc = sbx_read_all(pfd[0], &h, sizeof(h));
@@ -283,6 +302,7 @@ int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *pr
 				 "scan_dirs", json_object_get(j, "scan_dirs"), "hardlinks",
 				 json_object_get(j, "hardlinks"), "idents", json_object_get(j, "idents"));
 	out->names = json_incref(json_object_get(j, "names"));
+	out->approval = json_incref(json_object_get(j, "approval"));
 	json_array_foreach(json_object_get(j, "rules"), i, v) {
 		struct sbx_rule_row *r;
 

@@ -16,11 +16,14 @@ struct sbx_compiled_rt {
 	json_t *diags;			/* array of "file:line:col: ..." strings */
 	json_t *sources;		/* {files: [{path, mtime, size, ino}], scan_dirs, hardlinks} */
 	json_t *names;			/* host rules and DNS settings (sbx_names_json()) */
+	json_t *approval;		/* the machine's projects: for approvals
+					 * {max_always_ttl_s, approvers?} */
 };
 
-/* Load and compile in a child that runs with uid/gid's rights. */
+/* Load and compile in a child that runs with uid/gid's rights (floor_live:
+ * a running session's, policy.h sbx_policy_env.floor_live). */
 int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *project,
-			  const char *policy_path, uint32_t policy_id,
+			  const char *policy_path, uint32_t policy_id, bool floor_live,
 			  struct sbx_compiled_rt *out, char **err);
 void sbx_compiled_rt_free(struct sbx_compiled_rt *c);
 

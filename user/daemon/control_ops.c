@@ -21,6 +21,7 @@
 #include "user/control/control_client.h"
 #include "user/daemon/attach.h"
 #include "user/daemon/control_ops.h"
+#include "user/daemon/machine_live.h"
 #include "user/daemon/notice.h"
 #include "user/daemon/events.h"
 #include "user/daemon/learned.h"
@@ -145,13 +146,14 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		unsigned idle_s;
 		bool linked = sbx_attach_state(d, &idle_s);
 
-		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i,s:o}", "ok",
+		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i,s:o,s:o}", "ok",
 				 1, "daemon_pid", (int)getpid(), "sessions", sessions, "stats",
 				 stats, "pins", SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
 				 (int)d->once_ttl_s, "dns_answer_to_map", sbx_resolver_latency(),
 				 "last_session_start_ns", prof, "tier", sbx_tier_name(d->k.tier),
 				 "landlock_abi", d->k.landlock_abi, "linked", linked,
-				 "idle_detach_s", (int)idle_s, "sinks", sbx_sinks_status());
+				 "idle_detach_s", (int)idle_s, "sinks", sbx_sinks_status(),
+				 "machine", sbx_machine_live_status(d));
 	}
 }
 
@@ -357,7 +359,9 @@ static const struct sbx_ctl_op ops[] = {
 	  "the daemon's sessions and the kernel's counters",
 	  "`{\"ok\":true,\"daemon_pid\",\"sessions\":[{name,cgid,uid,project,policy,policy_id,"
 	  "grants,rules,populated,tier}],\"stats\":{...},\"pins\",\"embedded\",\"once_ttl_s\","
-	  "\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\",\"sinks\":{journal,syslog,otlp}}`; "
+	  "\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\",\"sinks\":{journal,syslog,otlp},"
+	  "\"machine\":{dir,generation,error?}}`; machine: the floor's directory, how many "
+	  "times a change of it was applied to the live sessions, and why the last was not; "
 	  "tier: `bpf-lsm`, or `landlock` where BPF-LSM is off (docs/FALLBACK.md); linked: "
 	  "whether the programs' links exist (made at the first session, dropped after "
 	  "idle_detach_s without one)" },

@@ -19,6 +19,7 @@
 #include "lib/log.h"
 #include "queue/request.h"
 #include "user/daemon/decisions.h"
+#include "user/daemon/events.h"
 #include "user/daemon/grants.h"
 #include "user/daemon/metrics.h"
 #include "lib/json.h"
@@ -38,6 +39,10 @@ static void apply(struct sbx_daemon *d, struct sbx_session_rt *s, const struct s
 	enum sbx_scope scope = r->decision.scope;
 	uint64_t exp = scope == SBX_SCOPE_ONCE ?
 		sbx_boot_ns() + (uint64_t)d->once_ttl_s * 1000000000ull : 0;
+
+	/* the machine policy's projects.max_always_ttl: "always" lasts that long */
+	if (scope == SBX_SCOPE_ALWAYS && s->max_always_ttl_s)
+		exp = sbx_boot_ns() + (uint64_t)s->max_always_ttl_s * 1000000000ull;
 	struct sbx_grant_obj o;
 	char *why = NULL, *what = sbx_request_what(r);
 	int rc = -EINVAL;
@@ -95,14 +100,30 @@ void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const 
 					     "decision for a request this session never made");
 		goto out_req;
 	}
+	if (!sbx_session_approver_ok(s, ident.uid)) {
+		/* the machine policy's projects.approvers: not this person's to
+		 * decide; the request stays refused, and the chain says who tried */
+		char *text = sbx_asprintf("decided by uid %u, who is not an approver under the "
+					  "machine policy (projects.approvers)", (unsigned)ident.uid);
+
+		sbx_warn("session %s: decision %s refused: %s", s->name, r.id, text);
+		rec = json_pack("{s:s,s:s,s:i,s:s}", "event", "decision_refused", "request", r.id,
+				"approver_uid", (int)ident.uid, "reason", text);
+		sbx_daemon_audit(s, rec);
+		json_decref(rec);
+		sbx_queue_quarantine(q, SBX_QDIR_DONE, name, text);
+		sbx_events_forget_request(s, r.id);
+		free(text);
+		goto out_req;
+	}
 	sbx_metrics_approval(difftime(time(NULL), r.created));
 	if (r.decision.approve)
 		apply(d, s, &r);
 	sbx_queue_mark_applied_ident(q, r.id, &ident);
-	rec = json_pack("{s:s,s:s,s:s,s:s,s:O}", "event", "decision", "request", r.id,
+	rec = json_pack("{s:s,s:s,s:s,s:s,s:O,s:i}", "event", "decision", "request", r.id,
 			"verdict", r.decision.approve ? "approve" : "deny", "scope",
 			sbx_scope_name(r.decision.scope), "decision",
-			json_object_get(done, "decision"));
+			json_object_get(done, "decision"), "approver_uid", (int)ident.uid);
 	sbx_daemon_audit(s, rec);
 	json_decref(rec);
 out_req:

@@ -427,6 +427,18 @@ static void escalate(struct sbx_daemon *d, struct sbx_session_rt *s, const struc
 	}
 }
 
+void sbx_events_forget_request(struct sbx_session_rt *s, const char *id)
+{
+	for (size_t i = 0; i < s->n_pending; i++) {
+		if (strcmp(s->pending[i].id, id))
+			continue;
+		free(s->pending[i].key);
+		free(s->pending[i].id);
+		s->pending[i] = s->pending[--s->n_pending];
+		return;
+	}
+}
+
 /* Write the folded repeat counts; forget entries whose request was
  * decided more than a window ago. */
 void sbx_events_flush_pending(struct sbx_daemon *d)

@@ -91,6 +91,8 @@ char *sbx_evrec_message(const struct sbx_evrec *r)
 
 int sbx_evrec_severity(const struct sbx_evrec *r)
 {
+	if (r->verdict && !strcmp(r->verdict, "refused"))
+		return 3;	/* the daemon's own refusal (a machine policy not applied) */
 	if (r->verdict && !strcmp(r->verdict, "deny"))
 		return 4;
 	if (r->verdict && !strcmp(r->verdict, "ask"))

@@ -43,7 +43,7 @@ void sbx_evrec_init(struct sbx_evrec *r, const char *kind, const struct timespec
 json_t *sbx_evrec_json(const struct sbx_evrec *r);
 /* One line for people: "deny read /x (session s): reason" (malloc'd). */
 char *sbx_evrec_message(const struct sbx_evrec *r);
-/* syslog severity: deny 4 (warning), ask 5 (notice), else 6 (info) */
+/* syslog severity: refused 3 (err), deny 4 (warning), ask 5 (notice), else 6 (info) */
 int sbx_evrec_severity(const struct sbx_evrec *r);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include "lib/alloc.h"
 #include "lib/clock.h"
@@ -364,6 +365,35 @@ void sbx_grants_sweep(struct sbx_daemon *d)
 	sbx_map_delete_keys_if(d->k.grants, sizeof(struct sbx_grant_key), grant_unrecorded, d);
 }
 
+/*
+ * Under the machine policy's projects.max_always_ttl an "always" answer
+ * lasts that long from when it was given: an older one is not applied
+ * (the agent asks again, and the audit chain says why), a younger one
+ * expires when its time is up. One without a readable time is older.
+ */
+static bool always_left(struct sbx_session_rt *s, const struct sbx_remembered *r, uint64_t *exp)
+{
+	time_t at = 0, now = time(NULL);
+	json_t *rec;
+
+	if (r->at && !sbx_time_parse(r->at, &at) && at <= now &&
+	    (uint64_t)(now - at) < s->max_always_ttl_s) {
+		*exp = sbx_boot_ns() +
+		       (s->max_always_ttl_s - (uint64_t)(now - at)) * 1000000000ull;
+		return true;
+	}
+	rec = json_pack("{s:s,s:s,s:s,s:i}", "event", "remembered_expired", "request",
+			r->request ? r->request : "", "at", r->at ? r->at : "",
+			"max_always_ttl_s", (int)s->max_always_ttl_s);
+	sbx_info("session %s: an \"always\" answer (%s, given %s) is older than the machine "
+		 "policy's max_always_ttl (%us): not applied", s->name,
+		 r->request ? r->request : "remembered.yaml", r->at ? r->at : "at an unknown time",
+		 s->max_always_ttl_s);
+	sbx_daemon_audit(s, rec);
+	json_decref(rec);
+	return false;
+}
+
 void sbx_grants_apply_remembered(struct sbx_daemon *d, struct sbx_session_rt *s)
 {
 	struct sbx_remembered *v = NULL;
@@ -378,12 +408,15 @@ void sbx_grants_apply_remembered(struct sbx_daemon *d, struct sbx_session_rt *s)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct sbx_grant_obj o;
+		uint64_t exp = 0;
 		char *why = NULL;
 		int rc;
 
 		if (!sbx_grant_obj_of_remembered(&v[i], &o))
 			continue;
-		rc = sbx_grant_obj_add(d, s, &o, 0, v[i].request ? v[i].request : "remembered",
+		if (s->max_always_ttl_s && !always_left(s, &v[i], &exp))
+			continue;
+		rc = sbx_grant_obj_add(d, s, &o, exp, v[i].request ? v[i].request : "remembered",
 				       &why);
 		if (rc && o.type == SBX_GO_FILE) {
 			/* asking again is the safe side; the person hears why */

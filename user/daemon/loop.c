@@ -37,6 +37,7 @@
 #include "user/daemon/grants.h"
 #include "user/daemon/loop.h"
 #include "user/daemon/learned.h"
+#include "user/daemon/machine_live.h"
 #include "user/daemon/metrics.h"
 #include "user/daemon/policy_cache.h"
 #include "user/daemon/resolver.h"
@@ -218,6 +219,7 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 	rc = sbx_sessions_adopt(d);
 	if (rc > 0)
 		sbx_info("adopted %d live session(s)", rc);
+	sbx_machine_live_check(d, false);	/* the floor as it is now */
 	/* an embedded daemon serves one session, now: its links too */
 	return sbx_attach_init(d, d->embedded ? 0 : o->idle_detach_set ? o->idle_detach_s :
 			       SBX_IDLE_DETACH_S, err);
@@ -260,6 +262,7 @@ void sbx_daemon_fini(struct sbx_daemon *d)
 	}
 	sbx_applied_free_all(d);
 	sbx_dirwatch_free(d->dirwatch);
+	sbx_machine_live_free(d);
 	free(d->protected_keys);
 	d->dirwatch = NULL;
 	while (d->sessions) {
@@ -535,8 +538,11 @@ static void on_signal(struct sbx_daemon *d)
 			kill(d->embedded_child, si.ssi_signo);
 			continue;
 		}
-		if (si.ssi_signo == SIGHUP)
+		if (si.ssi_signo == SIGHUP) {
+			/* `systemctl reload`: the machine policy, now */
+			sbx_machine_live_check(d, true);
 			continue;
+		}
 		sbx_info("signal %d: stopping (sessions stay confined)", (int)si.ssi_signo);
 		d->stop = true;
 	}
@@ -560,6 +566,7 @@ static void on_timer(struct sbx_daemon *d)
 	if (++ticks % 5)
 		return;
 	sbx_learned_flush(d);
+	sbx_machine_live_check(d, false);
 	sbx_metrics_tick(d);
 	sbx_grants_expire(d);
 	sbx_requests_expire(d);

@@ -392,6 +392,7 @@ void sbx_pcache_drop(struct sbx_pcache *e)
 	json_decref(e->sources);
 	json_decref(e->diags);
 	json_decref(e->names);
+	json_decref(e->approval);
 	free(e);
 }
 
@@ -442,6 +443,7 @@ void sbx_policy_use_free(struct sbx_policy_use *u)
 	free(u->protect);
 	json_decref(u->diags);
 	json_decref(u->names);
+	json_decref(u->approval);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -457,6 +459,7 @@ void sbx_policy_take(struct sbx_session_rt *s, struct sbx_policy_use *u)
 	u->n_protect = 0;
 	s->hdr = u->hdr;
 	s->policy_id = u->hdr.policy_id;
+	sbx_session_set_approval(s, u->approval);
 	sbx_session_set_names(s, u->names);
 }
 
@@ -469,10 +472,11 @@ static void hand_out(const struct sbx_pcache *e, struct sbx_policy_use *u)
 	u->n_protect = e->n_protect;
 	u->diags = json_incref(e->diags);
 	u->names = json_incref(e->names);
+	u->approval = json_incref(e->approval);
 }
 
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
-		      const char *project, const char *policy_path, bool fresh,
+		      const char *project, const char *policy_path, enum sbx_obtain how,
 		      struct sbx_policy_use *u, char **err)
 {
 	struct sbx_compiled_rt c = {};
@@ -486,11 +490,11 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	/* read before anything is looked at: a link made during the compile
 	 * or the checks below moves it, and the next session looks again */
 	have_epoch = link_epoch(d, &epoch);
-	for (e = fresh ? NULL : d->pcache; e; e = e->next) {
+	for (e = how != SBX_OBTAIN_KEPT ? NULL : d->pcache; e; e = e->next) {
 		bool links_quiet = have_epoch && e->link_epoch_ok && e->link_epoch == epoch;
 		bool quiet;
 
-		if (e->uid != uid || e->gid != gid || strcmp(e->home, home) ||
+		if (e->live || e->uid != uid || e->gid != gid || strcmp(e->home, home) ||
 		    strcmp(e->project, project) || strcmp(e->policy_path, policy_path))
 			continue;
 		/* no link, mount or name on the way to any of its paths changed */
@@ -506,7 +510,7 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 		}
 	}
 	rc = sbx_policy_compile_as(uid, gid, home, project, policy_path, d->next_policy_id++,
-				   &c, err);
+				   how == SBX_OBTAIN_LIVE, &c, err);
 	if (!rc)
 		rc = sbx_policy_apply(d, &c.c, err);
 	if (rc) {
@@ -532,9 +536,11 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	e->sources = json_incref(c.sources);
 	e->diags = json_incref(c.diags);
 	e->names = json_incref(c.names);
+	e->approval = json_incref(c.approval);
 	e->born_ns = sbx_boot_ns();
 	e->link_epoch = epoch;
 	e->link_epoch_ok = have_epoch;
+	e->live = how == SBX_OBTAIN_LIVE;
 	dir_ident(project, &e->project_dev, &e->project_ino);
 	dir_ident(home, &e->home_dev, &e->home_ino);
 	sbx_compiled_rt_free(&c);

@@ -25,11 +25,14 @@ struct sbx_pcache {
 	size_t n_protect;
 	json_t *sources, *diags;
 	json_t *names;			/* host rules and DNS settings (compile_as.h) */
+	json_t *approval;		/* compile_as.h */
 	dev_t project_dev, home_dev;
 	ino_t project_ino, home_ino;
 	uint64_t born_ns;
 	uint64_t link_epoch;		/* SBX_EPOCH_LINK when last validated */
 	bool link_epoch_ok;
+	bool live;			/* compiled under SBX_OBTAIN_LIVE: never handed
+					 * to a new session */
 	struct sbx_pcache *next;
 };
 
@@ -42,6 +45,7 @@ struct sbx_policy_use {
 	size_t n_protect;
 	json_t *diags;
 	json_t *names;
+	json_t *approval;
 	bool shared;			/* reused, not compiled now */
 };
 
@@ -56,10 +60,16 @@ void sbx_protect_sync(struct sbx_daemon *d);
 /* At the daemon's start: what the pinned sbx_protected holds, before the
  * first sync. */
 void sbx_protect_read(struct sbx_daemon *d);
+enum sbx_obtain {
+	SBX_OBTAIN_KEPT,	/* a recent identical compile, if it still holds */
+	SBX_OBTAIN_FRESH,	/* always compile */
+	SBX_OBTAIN_LIVE,	/* compile for a running session under a changed
+				 * floor (sbx_policy_env.floor_live) */
+};
 /* A policy for these parameters in the kernel: a recent identical one, or
- * compiled and applied now (fresh: always compile). */
+ * compiled and applied now. */
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
-		      const char *project, const char *policy_path, bool fresh,
+		      const char *project, const char *policy_path, enum sbx_obtain how,
 		      struct sbx_policy_use *u, char **err);
 void sbx_policy_use_free(struct sbx_policy_use *u);
 /* s takes u's tables and header (u keeps only its diagnostics). */

@@ -181,7 +181,8 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	session_name(s->name, sizeof(s->name));
 	phase_done(d, SBX_SP_CHECKS, &t);
 
-	rc = sbx_policy_obtain(d, uid, gid, s->home, s->project, policy_path, false, &u, err);
+	rc = sbx_policy_obtain(d, uid, gid, s->home, s->project, policy_path, SBX_OBTAIN_KEPT, &u,
+			       err);
 	if (diags)
 		*diags = json_incref(u.diags);
 	if (rc) {
@@ -333,7 +334,8 @@ int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s, const cha
 	int rc;
 
 	/* fresh: a reload is asked for because something changed */
-	rc = sbx_policy_obtain(d, s->uid, s->gid, s->home, s->project, policy_path, true, &u, err);
+	rc = sbx_policy_obtain(d, s->uid, s->gid, s->home, s->project, policy_path,
+			       SBX_OBTAIN_FRESH, &u, err);
 	if (diags)
 		*diags = json_incref(u.diags);
 	if (rc) {

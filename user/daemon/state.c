@@ -5,6 +5,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +133,7 @@ void sbx_session_free(struct sbx_session_rt *s)
 	free(s->pending);
 	json_decref(s->names_json);
 	sbx_compiled_free(&s->names);
+	json_decref(s->approval);
 	for (size_t i = 0; i < s->n_name_grants; i++) {
 		free(s->name_grants[i].name);
 		free(s->name_grants[i].request);
@@ -296,6 +299,8 @@ int sbx_state_save(struct sbx_session_rt *s)
 	json_object_set_new(j, "policy_path", json_string(s->policy_path));
 	json_object_set_new(j, "cgroup", json_string(s->cgroup_path));
 	json_object_set_new(j, "policy_id", json_integer(s->policy_id));
+	if (s->approval)
+		json_object_set(j, "approval", s->approval);
 	json_object_set_new(j, "tier", json_string(s->tier ? s->tier : "?"));
 	json_object_set_new(j, "landlock_abi", json_integer(s->landlock_abi));
 	json_object_set_new(j, "hdr", hex_blob(&s->hdr, sizeof(s->hdr)));
@@ -381,6 +386,7 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 	s->policy_path = sbx_strdup(sbx_json_str(j, "policy_path"));
 	s->cgroup_path = sbx_strdup(sbx_json_str(j, "cgroup"));
 	s->policy_id = json_integer_value(json_object_get(j, "policy_id"));
+	sbx_session_set_approval(s, json_object_get(j, "approval"));
 	str = sbx_json_str(j, "tier");
 	s->tier = sbx_tier_name(str && !strcmp(str, "landlock") ? SBX_TIER_LANDLOCK
 								  : SBX_TIER_BPF_LSM);
@@ -469,6 +475,48 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 	}
 	json_decref(j);
 	return s;
+}
+
+void sbx_session_set_approval(struct sbx_session_rt *s, json_t *approval)
+{
+	json_incref(approval);
+	json_decref(s->approval);
+	s->approval = approval;
+	s->max_always_ttl_s = json_integer_value(json_object_get(approval, "max_always_ttl_s"));
+}
+
+bool sbx_session_approver_ok(const struct sbx_session_rt *s, uid_t uid)
+{
+	const json_t *who = json_object_get(s->approval, "approvers"), *v;
+	struct passwd *pw;
+	size_t i;
+
+	if (!who || uid == 0)
+		return true;
+	pw = getpwuid(uid);
+	if (!pw)
+		return false;
+	json_array_foreach(who, i, v) {
+		const char *w = json_string_value(v);
+		struct group *g;
+
+		if (!w)
+			continue;
+		if (w[0] != '@') {
+			if (!strcmp(w, pw->pw_name))
+				return true;
+			continue;
+		}
+		g = getgrnam(w + 1);
+		if (!g)
+			continue;
+		if (g->gr_gid == pw->pw_gid)
+			return true;
+		for (char **m = g->gr_mem; m && *m; m++)
+			if (!strcmp(*m, pw->pw_name))
+				return true;
+	}
+	return false;
 }
 
 void sbx_session_set_names(struct sbx_session_rt *s, json_t *names)

@@ -107,6 +107,9 @@ struct sbx_session_rt {
 	char *home, *project, *policy_path;
 	char *cgroup_path;
 	uint32_t policy_id;
+	/* the machine policy's projects: for approvals (sbx_session_set_approval) */
+	json_t *approval;
+	uint32_t max_always_ttl_s;	/* how long an "always" answer lasts; 0: for good */
 	/* the tier that confines it (sbx_tier_name()) and the Landlock ABI,
 	 * saved so that a person reading the state knows what held */
 	const char *tier;
@@ -200,6 +203,10 @@ struct sbx_daemon {
 	unsigned once_ttl_s;		/* how long "approve once" lasts */
 	uint64_t pcache_ttl_ns;		/* how long a compiled policy is kept */
 	uint64_t start_ns[SBX_SP_N];	/* the last session start */
+	/* the machine policy (the floor) as last applied (machine_live.h) */
+	json_t *machine_stamp;		/* what its files looked like */
+	unsigned machine_gen;		/* applies since the start */
+	char *machine_error;		/* why the last change was not applied */
 };
 
 struct sbx_session_rt *sbx_session_find(struct sbx_daemon *d, const char *name);
@@ -238,6 +245,12 @@ int sbx_daemon_audit(struct sbx_session_rt *s, json_t *body);
 /* The session's host rules and DNS settings from their JSON (a reference
  * is taken; NULL: none, every name takes the network default). */
 void sbx_session_set_names(struct sbx_session_rt *s, json_t *names);
+/* {max_always_ttl_s, approvers?} from the compile (NULL: no limits) */
+void sbx_session_set_approval(struct sbx_session_rt *s, json_t *approval);
+/* May uid decide this session's requests? Without approvers in the machine
+ * policy anyone the queue lets write may; with them, a listed user or a
+ * member of a listed @group (root always). */
+bool sbx_session_approver_ok(const struct sbx_session_rt *s, uid_t uid);
 /*
  * The host rules and DNS settings of a compiled policy as JSON, and back:
  * the resolver decides queries by them (policy/decide.c, sbx_decide_host),
