@@ -111,8 +111,8 @@ void sbx_compiled_free(struct sbx_compiled *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
-		       struct sbx_compiled *out, struct sbx_diags *diags)
+int compile_layer(const struct sbx_policy *p, uint32_t policy_id, struct sbx_compiled *out,
+		  struct sbx_diags *diags)
 {
 	struct sbx_diags local = { 0 };
 	struct cstate s = {
@@ -127,27 +127,6 @@ int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
 	memset(out, 0, sizeof(*out));
 	if (!p)
 		return -EINVAL;
-	if (p->n_machine_nrules && p->floor_live && !p->floor_net_raised) {
-		struct sbx_policy view = *p;
-		int rc;
-
-		view.nrules = floor_raise_network(p, s.d);
-		view.floor_net_raised = true;
-		rc = view.nrules ? sbx_policy_compile(&view, policy_id, out, s.d) : -ENOMEM;
-		free(view.nrules);
-		sbx_diags_free(&local);
-		return rc;
-	}
-	if (p->n_machine_nrules && !p->floor_net_raised && floor_check_network(p, s.d)) {
-		sbx_diags_free(&local);
-		return -EINVAL;
-	}
-	if (p->n_machine_frules) {
-		int rc = floor_compile(p, policy_id, out, s.d);
-
-		sbx_diags_free(&local);
-		return rc;
-	}
 	h->policy_id = policy_id;
 	for (int a = 0; a < SBX_ACC_MAX; a++) {
 		h->file_default[a] = p->file_default[a];

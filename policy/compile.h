@@ -64,15 +64,9 @@ void free_files_out(struct sbx_compiled *c);
 /* Network rules into s->out's net4 and net6 entries, sorted. */
 void compile_network(struct cstate *s);
 
-/* The policy with a machine policy's files rules (floor.c): the rules
- * rewritten so that a machine deny or ask holds, then compiled. */
-int floor_compile(const struct sbx_policy *p, uint32_t policy_id, struct sbx_compiled *out,
-		  struct sbx_diags *d);
-/* -1 (reported) when a network rule of one layer is more specific and
- * looser than one of the other, which the maps cannot keep (floor.c). */
-int floor_check_network(const struct sbx_policy *p, struct sbx_diags *d);
-/* A running session's (p->floor_live): a copy of p's nrules with the looser
- * rules raised to the floor, with a warning each; NULL: out of memory. */
-struct sbx_nrule *floor_raise_network(const struct sbx_policy *p, struct sbx_diags *d);
+/* One layer's rules as they stand, with no floor: sbx_policy_compile()
+ * (floor.c) decides what the machine policy changes first. */
+int compile_layer(const struct sbx_policy *p, uint32_t policy_id, struct sbx_compiled *out,
+		  struct sbx_diags *diags);
 
 #endif

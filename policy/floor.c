@@ -334,7 +334,9 @@ static void below_machine_dirs(struct floor *f)
 
 /* ---- the pass ------------------------------------------------------------------------------ */
 
-int floor_compile(const struct sbx_policy *p, uint32_t policy_id, struct sbx_compiled *out,
+/* The policy with a machine policy's files rules: the rules rewritten so
+ * that a machine deny or ask holds, then compiled. */
+static int floor_compile(const struct sbx_policy *p, uint32_t policy_id, struct sbx_compiled *out,
 		  struct sbx_diags *d)
 {
 	struct floor f = { .p = p, .d = d };
@@ -498,12 +500,9 @@ static int floor_network(const struct sbx_policy *p, struct sbx_nrule *raised,
 	return d->errors > errors ? -1 : 0;
 }
 
-int floor_check_network(const struct sbx_policy *p, struct sbx_diags *d)
-{
-	return floor_network(p, NULL, d);
-}
-
-struct sbx_nrule *floor_raise_network(const struct sbx_policy *p, struct sbx_diags *d)
+/* A running session's (p->floor_live): a copy of p's nrules with the looser
+ * rules raised to the floor, with a warning each; NULL: out of memory. */
+static struct sbx_nrule *floor_raise_network(const struct sbx_policy *p, struct sbx_diags *d)
 {
 	struct sbx_nrule *raised = calloc(p->n_nrules ? p->n_nrules : 1, sizeof(*raised));
 
@@ -512,4 +511,35 @@ struct sbx_nrule *floor_raise_network(const struct sbx_policy *p, struct sbx_dia
 	memcpy(raised, p->nrules, p->n_nrules * sizeof(*raised));
 	floor_network(p, raised, d);
 	return raised;
+}
+
+/* ---- the entry: the machine's layer first, then compile.c ------------------------------------ */
+
+int sbx_policy_compile(const struct sbx_policy *p, uint32_t policy_id,
+		       struct sbx_compiled *out, struct sbx_diags *diags)
+{
+	struct sbx_diags local = { 0 };
+	struct sbx_diags *d = diags ? diags : &local;
+	bool net = p && p->n_machine_nrules && !p->floor_net_raised;
+	int rc;
+
+	if (!p || (!net && !p->n_machine_frules))
+		return compile_layer(p, policy_id, out, diags);
+	memset(out, 0, sizeof(*out));
+	if (net && p->floor_live) {
+		struct sbx_policy view = *p;
+
+		view.nrules = floor_raise_network(p, d);
+		view.floor_net_raised = true;
+		rc = view.nrules ? sbx_policy_compile(&view, policy_id, out, d) : -ENOMEM;
+		free(view.nrules);
+	} else if (net && floor_network(p, NULL, d)) {
+		rc = -EINVAL;
+	} else if (p->n_machine_frules) {
+		rc = floor_compile(p, policy_id, out, d);
+	} else {
+		rc = compile_layer(p, policy_id, out, d);	/* the network was checked */
+	}
+	sbx_diags_free(&local);
+	return rc;
 }

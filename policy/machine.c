@@ -56,7 +56,7 @@ static void strv_free(char **v, size_t n)
 	free(v);
 }
 
-void machine_doc_free(struct sbx_machine_doc *m)
+static void machine_doc_free(struct sbx_machine_doc *m)
 {
 	if (!m)
 		return;
@@ -126,7 +126,8 @@ static char **strings(struct pctx *c, const struct ynode *y, const char *field, 
 	return v;
 }
 
-void parse_projects(struct pctx *c, const struct ynode *y)
+/* projects: of a machine file (policy_parse_doc's hook) */
+static void parse_projects(struct pctx *c, const struct ynode *y)
 {
 	static const char *const keys[] = {
 		"extends", "audit_only", "sandbox_switches", "require", "max_always_ttl",
@@ -140,6 +141,7 @@ void parse_projects(struct pctx *c, const struct ynode *y)
 		return;
 	check_keys(c, y, "projects", keys);
 	m = c->doc->mdoc = calloc(1, sizeof(*m));
+	c->doc->mdoc_free = machine_doc_free;
 	if (!m)
 		abort();
 	if ((v = map_get(y, "extends"))) {
@@ -312,7 +314,7 @@ static int read_one(struct sbx_diags *d, int dirfd, const char *name, const char
 			     err == EFBIG ? "larger than 1 MiB" : strerror(err));
 		return -1;
 	}
-	*out = policy_parse_doc(path, buf, len, env, d, true, &failed);
+	*out = policy_parse_doc(path, buf, len, env, d, parse_projects, &failed);
 	free(buf);
 	if (!*out || failed) {
 		policy_fdoc_free(*out);
@@ -624,4 +626,49 @@ uint32_t sbx_policy_max_always_ttl(const struct sbx_policy *p)
 const char *const *sbx_policy_approvers(const struct sbx_policy *p)
 {
 	return p ? (const char *const *)p->approvers : NULL;
+}
+
+/* ---- the public loaders: the project's policy, then the floor under it ------------------ */
+
+static struct sbx_policy *floored(struct sbx_policy *p, struct policy_layer *keep,
+				  const char *name, const struct sbx_policy_env *env,
+				  struct sbx_diags *diags, size_t diags_before)
+{
+	struct sbx_diags local = { 0 };
+	struct sbx_diags *d = diags ? diags : &local;
+	size_t errors = d->errors;
+
+	if (p && !env->no_machine &&
+	    machine_apply(p, keep->docs, keep->ndocs, keep->self_real, env, d)) {
+		if (d->errors == errors)
+			sbx_diag_add(d, SBX_DIAG_ERROR, name, 0, 0, NULL, "out of memory");
+		sbx_policy_free(p);
+		p = NULL;
+	}
+	/* people read them top to bottom, as an editor lists them */
+	sbx_diags_sort_from(d, diags_before);
+	policy_layer_free(keep);
+	sbx_diags_free(&local);
+	return p;
+}
+
+struct sbx_policy *sbx_policy_load_buffer(const char *name, const char *buf, size_t len,
+					  const struct sbx_policy_env *env,
+					  struct sbx_diags *diags)
+{
+	struct policy_layer keep = { 0 };
+	size_t before = diags ? diags->n : 0;
+	struct sbx_policy *p = policy_load_buffer(name, buf, len, env, diags, &keep);
+
+	return floored(p, &keep, name ? name : "<buffer>", env, diags, before);
+}
+
+struct sbx_policy *sbx_policy_load_file(const char *path, const struct sbx_policy_env *env,
+					struct sbx_diags *diags)
+{
+	struct policy_layer keep = { 0 };
+	size_t before = diags ? diags->n : 0;
+	struct sbx_policy *p = policy_load_file(path, env, diags, &keep);
+
+	return floored(p, &keep, path, env, diags, before);
 }

@@ -115,7 +115,8 @@ static void fdoc_free(struct fdoc *doc)
 	free(doc->creason);
 	free(doc->extends);
 	free(doc->ext_real);
-	machine_doc_free(doc->mdoc);
+	if (doc->mdoc_free)
+		doc->mdoc_free(doc->mdoc);
 	free(doc->file);
 	free(doc->dir);
 	free(doc);
@@ -338,7 +339,7 @@ static void parse_root(struct pctx *c, const struct ynode *root)
 	}
 	check_keys(c, root, "", c->machine ? machine_keys : keys);
 	if (c->machine && (v = map_get(root, "projects")))
-		parse_projects(c, v);
+		c->projects(c, v);
 	if ((v = map_get(root, "name")))
 		want_scalar(c, v, "name", "a name");
 	if ((v = map_get(root, "description")))
@@ -551,10 +552,12 @@ static void load_extends(struct loader *ld, struct fdoc *doc)
 
 struct fdoc *policy_parse_doc(const char *file, const char *buf, size_t len,
 			      const struct sbx_policy_env *env, struct sbx_diags *d,
-			      bool machine, bool *failed)
+			      void (*projects)(struct pctx *c, const struct ynode *y),
+			      bool *failed)
 {
 	struct fdoc *doc = calloc(1, sizeof(*doc));
-	struct pctx c = { .d = d, .env = env, .doc = doc, .machine = machine };
+	struct pctx c = { .d = d, .env = env, .doc = doc, .machine = projects != NULL,
+			  .projects = projects };
 	struct ynode *root;
 
 	*failed = true;
@@ -583,7 +586,7 @@ static struct fdoc *load_one(struct loader *ld, const char *file, const char *di
 			     const char *buf, size_t len)
 {
 	bool failed = true;
-	struct fdoc *doc = policy_parse_doc(file, buf, len, ld->env, ld->d, false, &failed);
+	struct fdoc *doc = policy_parse_doc(file, buf, len, ld->env, ld->d, NULL, &failed);
 
 	if (failed)
 		ld->failed = true;
@@ -840,7 +843,8 @@ void sbx_policy_free(struct sbx_policy *p)
 
 static struct sbx_policy *load_common(const char *name, const char *dir, const char *buf,
 				      size_t len, const char *self_real,
-				      const struct sbx_policy_env *env, struct sbx_diags *diags)
+				      const struct sbx_policy_env *env, struct sbx_diags *diags,
+				      struct policy_layer *keep)
 {
 	struct loader ld = { .env = env, .d = diags };
 	struct sbx_policy *p = NULL;
@@ -920,8 +924,13 @@ static struct sbx_policy *load_common(const char *name, const char *dir, const c
 	p->floor_live = env->floor_live;
 	if (!p->home || (env->project && !p->project) || !p->resolv_conf)
 		goto fail;
-	if (!env->no_machine && machine_apply(p, ld.docs, ld.ndocs, self_real, env, diags))
-		goto fail;
+	if (keep) {
+		_Static_assert(sizeof(keep->docs) >= sizeof(ld.docs), "policy_layer.docs");
+		memcpy(keep->docs, ld.docs, ld.ndocs * sizeof(*ld.docs));
+		keep->ndocs = ld.ndocs;
+		ld.ndocs = 0;
+		keep->self_real = self_real ? strdup(self_real) : NULL;
+	}
 	goto out;
 fail:
 	if (diags->errors == errors_before)
@@ -941,20 +950,29 @@ out:
 	return p;
 }
 
-struct sbx_policy *sbx_policy_load_buffer(const char *name, const char *buf, size_t len,
-					  const struct sbx_policy_env *env,
-					  struct sbx_diags *diags)
+struct sbx_policy *policy_load_buffer(const char *name, const char *buf, size_t len,
+				      const struct sbx_policy_env *env, struct sbx_diags *diags,
+				      struct policy_layer *keep)
 {
 	char *dir = name ? dir_of(name) : NULL;
 	struct sbx_policy *p;
 
-	p = load_common(name ? name : "<buffer>", dir, buf, len, NULL, env, diags);
+	p = load_common(name ? name : "<buffer>", dir, buf, len, NULL, env, diags, keep);
 	free(dir);
 	return p;
 }
 
-struct sbx_policy *sbx_policy_load_file(const char *path, const struct sbx_policy_env *env,
-					struct sbx_diags *diags)
+void policy_layer_free(struct policy_layer *keep)
+{
+	for (size_t i = 0; i < keep->ndocs; i++)
+		fdoc_free(keep->docs[i]);
+	keep->ndocs = 0;
+	free(keep->self_real);
+	keep->self_real = NULL;
+}
+
+struct sbx_policy *policy_load_file(const char *path, const struct sbx_policy_env *env,
+				    struct sbx_diags *diags, struct policy_layer *keep)
 {
 	struct sbx_policy *p = NULL;
 	char *buf, *rp, *dir;
@@ -970,7 +988,7 @@ struct sbx_policy *sbx_policy_load_file(const char *path, const struct sbx_polic
 	}
 	rp = realpath(path, NULL);
 	dir = rp ? dir_of(rp) : dir_of(path);
-	p = load_common(path, dir, buf, len, rp, env, diags);
+	p = load_common(path, dir, buf, len, rp, env, diags, keep);
 	free(rp);
 	free(dir);
 	free(buf);

@@ -105,6 +105,7 @@ struct fdoc {
 	int sandbox_line[SBX_SANDBOX_KEYS], sandbox_col[SBX_SANDBOX_KEYS];
 	char *ext_real;		/* what extends: resolved to (realpath) */
 	struct sbx_machine_doc *mdoc;	/* a machine file's projects: (machine.c) */
+	void (*mdoc_free)(struct sbx_machine_doc *);	/* machine.c's, with mdoc */
 };
 
 struct pctx {
@@ -113,6 +114,9 @@ struct pctx {
 	struct fdoc *doc;
 	bool err;		/* this file had an error */
 	bool machine;		/* a machine policy file (machine.c) */
+	/* a machine file's projects: section (machine.c passes its parser in,
+	 * so that the parser knows nothing of the machine policy) */
+	void (*projects)(struct pctx *c, const struct ynode *y);
 };
 
 /* ---- schema helpers (parse_schema.c) ------------------------------------------ */
@@ -213,10 +217,27 @@ void parse_commands(struct pctx *c, const struct ynode *y);	/* parse_commands.c 
  * NULL with *err. */
 char *policy_read_fd(int fd, size_t *len, int *err);
 /* One file's document: its own rules and settings, nothing extended;
- * *failed when it had an error (the doc is still returned, for more). */
+ * *failed when it had an error (the doc is still returned, for more).
+ * projects: NULL for a project's file, the parser of projects: for a
+ * machine file. */
 struct fdoc *policy_parse_doc(const char *file, const char *buf, size_t len,
 			      const struct sbx_policy_env *env, struct sbx_diags *d,
-			      bool machine, bool *failed);
+			      void (*projects)(struct pctx *c, const struct ynode *y),
+			      bool *failed);
+/* The project's policy alone (the public loaders, machine.c, add the
+ * machine policy): with keep, its documents (root of the chain first) and
+ * the file's realpath go to the caller, for the machine's projects: check. */
+struct policy_layer {
+	struct fdoc *docs[10];
+	size_t ndocs;
+	char *self_real;
+};
+struct sbx_policy *policy_load_buffer(const char *name, const char *buf, size_t len,
+				      const struct sbx_policy_env *env, struct sbx_diags *diags,
+				      struct policy_layer *keep);
+struct sbx_policy *policy_load_file(const char *path, const struct sbx_policy_env *env,
+				    struct sbx_diags *diags, struct policy_layer *keep);
+void policy_layer_free(struct policy_layer *keep);
 void policy_fdoc_free(struct fdoc *doc);
 /* Move doc's rules into p, numbered after those already there. */
 int policy_merge_doc(struct sbx_policy *p, struct fdoc *doc);
@@ -225,9 +246,6 @@ const char *policy_sandbox_key(int i);
 
 /* ---- the machine policy (machine.c) ------------------------------------------------- */
 
-/* projects: of a machine file */
-void parse_projects(struct pctx *c, const struct ynode *y);
-void machine_doc_free(struct sbx_machine_doc *m);
 /*
  * Load the machine policy of env (or the default directory) into p: its
  * rules after the project's, marked machine, and its projects: checked
