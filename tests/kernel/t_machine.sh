@@ -230,3 +230,18 @@ test_only_the_machines_approvers_decide() {
 		fail "the audit chain does not name the refused approver"
 	rm -rf $MDIR $THOME/.aws $PROJ/.sandbox
 }
+
+test_a_floor_changed_while_no_daemon_ran_holds_in_the_adopted_session() {
+	rm -rf $MDIR
+	allow_key_policy
+	stepper $MPOL/allow-key.yaml $THOME/.ssh/id_rsa 2
+	[ "$(tried 1)" = OK ] || fail "before the floor the key was not read: $(cat /tmp/try.1)"
+	daemon_stop	# the session stays confined, and the floor changes meanwhile
+	machine_floor
+	daemon_start
+	gen_ge 1 || fail "the new daemon did not apply the floor: $(cat /tmp/mstatus.json)"
+	touch /tmp/go.2
+	[ "$(tried 2)" = "ERR EPERM" ] || fail "the adopted session read the key: $(cat /tmp/try.2)"
+	wait $STEPPER || true
+	rm -rf $MDIR
+}

@@ -15,7 +15,10 @@
  * The files are looked at by a stamp (inode, size, mtime, ctime, mode,
  * owner: a change of owner or mode decides whether a file is trusted),
  * once a second and at SIGHUP (`systemctl reload bpfsbx`): a few stats,
- * and nothing to miss when a watch would have been set too late.
+ * and nothing to miss when a watch would have been set too late. The
+ * stamp last applied is kept in /run/bpfsbx, so that a daemon that starts
+ * again applies a floor that changed while none ran to the sessions it
+ * adopts.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "lib/alloc.h"
+#include "lib/fileio.h"
 #include "lib/log.h"
 #include "policy/policy.h"
 #include "user/daemon/evrec.h"
@@ -53,6 +57,18 @@ static json_t *stamp_of(const char *path)
 			 "ctime_s", (json_int_t)st.st_ctim.tv_sec,
 			 "ctime_ns", (json_int_t)st.st_ctim.tv_nsec,
 			 "mode", (json_int_t)st.st_mode, "uid", (json_int_t)st.st_uid);
+}
+
+#define APPLIED_STAMP	SBX_RUN_DIR "/machine-stamp.json"
+
+static void keep_applied(const json_t *stamp)
+{
+	char *text = json_dumps(stamp, JSON_COMPACT);
+
+	if (!text || sbx_write_file_atomic(APPLIED_STAMP, text, strlen(text), 0600))
+		sbx_warn("keeping the machine policy's stamp in %s: %s", APPLIED_STAMP,
+			 text ? strerror(errno) : "out of memory");
+	free(text);
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -199,11 +215,18 @@ void sbx_machine_live_check(struct sbx_daemon *d, bool force)
 	size_t n = 0, n_landlock = 0;
 	char *why = NULL, *what;
 
-	if (!d->machine_stamp || (!force && json_equal(now, d->machine_stamp))) {
-		if (!d->machine_stamp)
-			d->machine_stamp = now;	/* the sessions' floor at the start */
-		else
-			json_decref(now);
+	if (!d->machine_stamp) {
+		/* the start: the adopted sessions' floor is the one last applied */
+		d->machine_stamp = json_load_file(APPLIED_STAMP, 0, NULL);
+		if (!d->machine_stamp || !d->sessions) {
+			json_decref(d->machine_stamp);
+			d->machine_stamp = now;
+			keep_applied(now);
+			return;
+		}
+	}
+	if (!force && json_equal(now, d->machine_stamp)) {
+		json_decref(now);
 		return;
 	}
 	/* taken before the apply: a bad file is not tried again every second,
@@ -225,6 +248,7 @@ void sbx_machine_live_check(struct sbx_daemon *d, bool force)
 	free(d->machine_error);
 	d->machine_error = NULL;
 	d->machine_gen++;
+	keep_applied(now);
 	what = sbx_asprintf("the machine policy was applied to %zu live session(s)%s", n,
 			    n_landlock ? "; on the landlock tier only their network rules "
 			    "follow it (a running session's Landlock rules cannot change): its "
