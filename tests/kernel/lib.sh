@@ -16,7 +16,9 @@ THOME=/home/$TUSER
 PROJ=$THOME/proj
 
 skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+# also on stderr: a fail inside $(...) would otherwise be swallowed with
+# its message, and set -e end the test without a word
+fail() { echo "FAIL: $*"; echo "FAIL: $*" >&2; exit 1; }
 
 # run as the unprivileged test user, with a clean environment (HOME,
 # USER, LOGNAME and SHELL from the user's entry, PATH

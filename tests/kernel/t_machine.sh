@@ -6,10 +6,19 @@ AD=$ROOT/policy/shipped/agent-default.yaml
 MDIR=/etc/bpfsbx
 MPOL=/tmp/sbx-machine
 
+# machine_put: machine.yaml from stdin, installed whole, root's and 0644,
+# as install(1) or config management does: the daemon looks each second
+# and would otherwise see it half-written
+machine_put() {
+	mkdir -p $MDIR && chmod 755 $MDIR
+	cat >$MDIR/.machine.yaml.new
+	chown root:root $MDIR/.machine.yaml.new
+	chmod 644 $MDIR/.machine.yaml.new
+	mv -f $MDIR/.machine.yaml.new $MDIR/machine.yaml
+}
+
 machine_floor() {	# the floor: ~/.ssh is denied to every session
-	mkdir -p $MDIR $MPOL
-	chmod 755 $MDIR
-	cat >$MDIR/machine.yaml <<-'EOF'
+	machine_put <<-'EOF'
 	version: 1
 	files:
 	  rules:
@@ -18,8 +27,6 @@ machine_floor() {	# the floor: ~/.ssh is denied to every session
 	      verdict: deny
 	      reason: keys stay on this machine
 	EOF
-	chown root:root $MDIR/machine.yaml
-	chmod 644 $MDIR/machine.yaml
 }
 
 allow_key_policy() {	# a project that lets its agent read the deploy key
@@ -91,7 +98,15 @@ test_a_floor_others_could_write_is_refused() {
 machine_gen() { "$SBX" status --json >/tmp/mstatus.json && "$SBXT" json-get /tmp/mstatus.json machine.generation; }
 machine_error() { "$SBX" status --json >/tmp/mstatus.json && "$SBXT" json-get /tmp/mstatus.json machine.error; }
 gen_is() { [ "$(machine_gen)" = "$1" ]; }
-gen_ge() { [ "$(machine_gen)" -ge "$1" ]; }	# a SIGHUP applies it again
+gen_ge() { [ "$(machine_gen)" -ge "$1" ]; }
+now_ms() { date -u +%Y-%m-%dT%H:%M:%S.%3NZ; }
+# the files in force were read after $1 (status's machine.read_at): what
+# was written before then holds in every session
+read_after() {
+	local at
+	"$SBX" status --json >/tmp/mstatus.json &&
+		at=$("$SBXT" json-get /tmp/mstatus.json machine.read_at) && [[ $at > $1 ]]
+}
 
 test_a_floor_that_arrives_holds_in_a_running_session() {
 	rm -rf $MDIR
@@ -99,20 +114,22 @@ test_a_floor_that_arrives_holds_in_a_running_session() {
 	g0=$(machine_gen) || fail "status has no machine part: $(cat /tmp/mstatus.json)"
 	stepper $MPOL/allow-key.yaml $THOME/.ssh/id_rsa 4
 	[ "$(tried 1)" = OK ] || fail "before the floor the key was not read: $(cat /tmp/try.1)"
+	t=$(now_ms)
 	machine_floor
 	# config management's reload: at once; without it, within a second
 	kill -HUP "$(daemon_pid)"
-	wait_for gen_ge $((g0 + 1)) || fail "the floor was not applied: $(cat /tmp/mstatus.json)"
-	sleep 1.5	# the files were written in steps (cat, chown, chmod): each may count
+	wait_for read_after $t || fail "the floor was not applied: $(cat /tmp/mstatus.json)"
 	g1=$(machine_gen)
+	[ "$g1" -gt "$g0" ] || fail "no apply was counted: $g0 then $g1"
 	event operation=apply verdict=applied
 	touch /tmp/go.2
 	[ "$(tried 2)" = "ERR EPERM" ] || fail "the running session read the key: $(cat /tmp/try.2)"
 	event object=$THOME/.ssh/id_rsa verdict=deny
-	"$SBX" status | grep -q "machine policy: $MDIR, applied live $g1 time" ||
+	"$SBX" status | grep -q "machine policy: $MDIR, applied live [0-9]* time(s), as read at 20" ||
 		fail "status: $("$SBX" status | grep machine)"
 
 	# a machine file that does not load leaves that floor in force
+	g1=$(machine_gen)
 	printf 'version: 1\nfiles:\n  rules: [\n' >$MDIR/machine.yaml
 	wait_for machine_error || fail "a bad floor was not reported: $(cat /tmp/mstatus.json)"
 	machine_error | grep -q "machine.yaml" || fail "the error names no file: $(machine_error)"
@@ -122,8 +139,10 @@ test_a_floor_that_arrives_holds_in_a_running_session() {
 	[ "$(tried 3)" = "ERR EPERM" ] || fail "the key was read under a bad floor: $(cat /tmp/try.3)"
 
 	# the floor lifted: the project's own allow holds again, live
+	t=$(now_ms)
 	rm -f $MDIR/machine.yaml
-	wait_for gen_ge $((g1 + 1)) || fail "the floor's removal was not applied"
+	wait_for read_after $t || fail "the floor's removal was not applied: $(cat /tmp/mstatus.json)"
+	gen_ge $((g1 + 1)) || fail "the floor's removal was not counted"
 	touch /tmp/go.4
 	[ "$(tried 4)" = OK ] || fail "the project's allow did not come back: $(cat /tmp/try.4)"
 	wait $STEPPER || true
@@ -143,7 +162,6 @@ test_a_network_floor_holds_over_a_running_sessions_allow() {
 	    - {cidr: 10.66.2.1/32, port: 80, verdict: allow, reason: a service}
 	EOF
 	chmod 644 $MPOL/net.yaml
-	g0=$(machine_gen)
 	rm -f /tmp/go.* /tmp/try.*
 	in_session $MPOL/net.yaml sh -c "$SBXT connect 4 10.66.2.1 80 >/tmp/try.1 2>&1
 		while [ ! -e /tmp/go.2 ]; do sleep 0.05; done
@@ -152,23 +170,22 @@ test_a_network_floor_holds_over_a_running_sessions_allow() {
 	[ "$(tried 1)" = "ERR ENETUNREACH" ] || fail "before the floor: $(cat /tmp/try.1)"
 	# broader than the project's rule: refused at the next start, held
 	# over the project's allow in the running session
-	mkdir -p $MDIR && chmod 755 $MDIR
-	cat >$MDIR/machine.yaml <<-'EOF'
+	t=$(now_ms)
+	machine_put <<-'EOF'
 	version: 1
 	network:
 	  rules:
 	    - {cidr: 10.66.0.0/16, verdict: deny, reason: the lab network}
 	EOF
-	chmod 644 $MDIR/machine.yaml
-	wait_for gen_ge $((g0 + 1)) || fail "the network floor was not applied: $(cat /tmp/mstatus.json)"
+	wait_for read_after $t || fail "the network floor was not applied: $(cat /tmp/mstatus.json)"
 	touch /tmp/go.2
 	out=$(tried 2)
 	wait $STEPPER || true
+	[ "$out" = "ERR EPERM" ] || fail "the running session connected under the floor: $out"
 	event object=10.66.2.1:80 verdict=deny
 	out2=$(in_session $MPOL/net.yaml true 2>&1) && fail "a new session was accepted: $out2"
 	echo "$out2" | grep -q "is looser than the machine policy's rule" || fail "refusal: $out2"
 	rm -rf $MDIR
-	[ "$out" = "ERR EPERM" ] || fail "the running session connected under the floor: $out"
 }
 
 test_an_always_answer_lasts_the_machines_max_always_ttl() {
@@ -180,9 +197,7 @@ test_an_always_answer_lasts_the_machines_max_always_ttl() {
 	approve "$(one_pending)" always
 	expect "OK" in_session $POL/ask.yaml $SBXT open $THOME/.aws/credentials
 	# the floor: an "always" answer lasts a day; this one is made two days old
-	mkdir -p $MDIR && chmod 755 $MDIR
-	printf 'version: 1\nprojects:\n  max_always_ttl: 1d\n' >$MDIR/machine.yaml
-	chmod 644 $MDIR/machine.yaml
+	printf 'version: 1\nprojects:\n  max_always_ttl: 1d\n' | machine_put
 	old=$(date -u -d '2 days ago' +%Y-%m-%dT%H:%M:%SZ)
 	sed -i -E "s/^( *at: ).*/\\1'$old'/" $PROJ/.sandbox/remembered.yaml
 	grep -q "$old" $PROJ/.sandbox/remembered.yaml || fail "no time to age: $(cat $PROJ/.sandbox/remembered.yaml)"
@@ -201,9 +216,7 @@ test_only_the_machines_approvers_decide() {
 	mkdir -p $THOME/.aws
 	echo "AKIA-TEST" >$THOME/.aws/credentials
 	chown -R $TUSER:$TUSER $THOME/.aws
-	mkdir -p $MDIR && chmod 755 $MDIR
-	printf 'version: 1\nprojects:\n  approvers: [root]\n' >$MDIR/machine.yaml
-	chmod 644 $MDIR/machine.yaml
+	printf 'version: 1\nprojects:\n  approvers: [root]\n' | machine_put
 	stepper $POL/ask.yaml $THOME/.aws/credentials 3
 	[ "$(tried 1)" = "ERR EPERM" ] || fail "not asked: $(cat /tmp/try.1)"
 	id=$(one_pending)
@@ -211,10 +224,16 @@ test_only_the_machines_approvers_decide() {
 	approve $id once
 	wait_for grep -q "decision $id refused: decided by uid $TUID, who is not an approver" "$DLOG" ||
 		fail "the owner's approval was taken: $(tail -n 5 "$DLOG")"
+	# asked again at once, for one who may decide, saying why
+	id2=$(one_pending)
+	[ "$id2" != "$id" ] || fail "the refused request is pending as it was"
+	qfield pending $id2 notice | grep -q "asked again: uid $TUID answered $id" ||
+		fail "the request asked again does not say why: $(qfield pending $id2 notice)"
 	touch /tmp/go.2
 	[ "$(tried 2)" = "ERR EPERM" ] || fail "the owner's approval opened it: $(cat /tmp/try.2)"
+	sleep 0.5
+	[ "$(pending_ids)" = "$id2" ] || fail "the retry was not folded into the request asked again: $(pending_ids)"
 	# root is; its decision is recorded as root's, not the owner's
-	id2=$(one_pending)
 	"$SBX" approve "$id2" --dir $PROJ --scope once >/dev/null || fail "root's approve failed"
 	wait_for test -e $PROJ/.sandbox/escalations/applied/$id2 || fail "root's approval not applied"
 	[ "$(stat -c %u $PROJ/.sandbox/escalations/done/$id2.json)" = 0 ] ||

@@ -444,6 +444,10 @@ static long t_int80_getpid(void)
 {
 	long r = 20;	/* i386's getpid */
 
+	/* where there is no ia32 emulation this faults: die of it, not of
+	 * the sanitizer's report */
+	signal(SIGSEGV, SIG_DFL);
+
 	__asm__ volatile("int $0x80" : "+a"(r) : : "memory");
 	return r;
 }
@@ -452,15 +456,23 @@ static long t_int80_getpid(void)
 SBX_TEST(sandbox, seccomp_kills_other_abis)
 {
 #if defined(__x86_64__)
-	struct outcome x32, i386;
+	struct outcome x32, i386, i386_bare;
 
 	if (!sbx_seccomp_available())
 		SBX_SKIP("this kernel has no seccomp filters");
 	x32 = in_child(true, 0, t_x32_getpid);
 	i386 = in_child(true, 0, t_int80_getpid);
-	printf("    seccomp: x32 getpid: %s; int 0x80 getpid: %s\n", show(x32), show(i386));
+	/* a kernel without ia32 emulation (ia32_emulation=0, or not built)
+	 * faults int 0x80 before any filter sees it: no way in to refuse */
+	i386_bare = in_child(false, 0, t_int80_getpid);
+	printf("    seccomp: x32 getpid: %s; int 0x80 getpid: %s (without the filter: %s)\n",
+	       show(x32), show(i386), show(i386_bare));
 	CU_ASSERT_EQUAL(x32.sig, SIGSYS);
-	CU_ASSERT_EQUAL(i386.sig, SIGSYS);
+	if (i386_bare.rc >= 0 && !i386_bare.sig) {
+		CU_ASSERT_EQUAL(i386.sig, SIGSYS);
+	} else {
+		CU_ASSERT(i386.rc < 0 || i386.sig);	/* it never ran there either */
+	}
 #else
 	SBX_SKIP("x32 and int 0x80 exist on x86_64 only");
 #endif

@@ -130,9 +130,10 @@ static int cmd_status(int argc, char **argv)
 		const char *e = sbx_json_str(m, "error");
 
 		if (m)
-			printf("machine policy: %s, applied live %lld time(s)%s%s\n",
+			printf("machine policy: %s, applied live %lld time(s), as read at %s%s%s\n",
 			       sbx_json_str(m, "dir"),
 			       (long long)json_integer_value(json_object_get(m, "generation")),
+			       sbx_json_str(m, "read_at") ?: "?",
 			       e ? "; its last change was NOT applied: " : "", e ? e : "");
 	}
 	printf("sessions: %zu\n", json_array_size(json_object_get(r, "sessions")));

@@ -360,8 +360,9 @@ static const struct sbx_ctl_op ops[] = {
 	  "`{\"ok\":true,\"daemon_pid\",\"sessions\":[{name,cgid,uid,project,policy,policy_id,"
 	  "grants,rules,populated,tier}],\"stats\":{...},\"pins\",\"embedded\",\"once_ttl_s\","
 	  "\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\",\"sinks\":{journal,syslog,otlp},"
-	  "\"machine\":{dir,generation,error?}}`; machine: the floor's directory, how many "
-	  "times a change of it was applied to the live sessions, and why the last was not; "
+	  "\"machine\":{dir,generation,read_at,error?}}`; machine: the floor's directory, how "
+	  "many times a change of it was applied to the live sessions, when the files in "
+	  "force were read, and why the last change was not applied; "
 	  "tier: `bpf-lsm`, or `landlock` where BPF-LSM is off (docs/FALLBACK.md); linked: "
 	  "whether the programs' links exist (made at the first session, dropped after "
 	  "idle_detach_s without one)" },

@@ -112,7 +112,10 @@ void sbx_decision_file(struct sbx_daemon *d, struct sbx_session_rt *hint, const 
 		sbx_daemon_audit(s, rec);
 		json_decref(rec);
 		sbx_queue_quarantine(q, SBX_QDIR_DONE, name, text);
-		sbx_events_forget_request(s, r.id);
+		free(text);
+		text = sbx_asprintf("asked again: uid %u answered %s, and is not an approver "
+				    "under the machine policy", (unsigned)ident.uid, r.id);
+		sbx_events_ask_again(s, &r, text);
 		free(text);
 		goto out_req;
 	}

@@ -427,16 +427,41 @@ static void escalate(struct sbx_daemon *d, struct sbx_session_rt *s, const struc
 	}
 }
 
-void sbx_events_forget_request(struct sbx_session_rt *s, const char *id)
+void sbx_events_ask_again(struct sbx_session_rt *s, const struct sbx_request *r, const char *why)
 {
-	for (size_t i = 0; i < s->n_pending; i++) {
-		if (strcmp(s->pending[i].id, id))
-			continue;
-		free(s->pending[i].key);
-		free(s->pending[i].id);
-		s->pending[i] = s->pending[--s->n_pending];
+	struct sbx_request again = *r;
+	struct sbx_pending_rt *p = NULL;
+	char *id = NULL, *err = NULL;
+
+	for (size_t i = 0; i < s->n_pending; i++)
+		if (!strcmp(s->pending[i].id, r->id))
+			p = &s->pending[i];
+	again.id = NULL;
+	again.json = NULL;
+	memset(&again.decision, 0, sizeof(again.decision));
+	again.notice = why;
+	if (submit(s, &again, &id, &err)) {
+		sbx_warn("session %s: asking %s again: %s", s->name, r->id, err ? err : "?");
+		free(err);
+		if (p) {
+			/* the next event files it anew */
+			free(p->key);
+			free(p->id);
+			*p = s->pending[--s->n_pending];
+		}
 		return;
 	}
+	sbx_notice_request(s, id, &again);
+	if (!p) {
+		free(id);
+		return;
+	}
+	/* the repeats the refused request folded go on folding into this one */
+	free(p->id);
+	p->id = id;
+	p->count = 1;
+	p->flushed = 1;
+	p->last_flush_ns = sbx_boot_ns();
 }
 
 /* Write the folded repeat counts; forget entries whose request was

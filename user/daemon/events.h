@@ -13,9 +13,10 @@
 int sbx_events_handle(void *ctx, void *data, size_t size);
 /* Write folded repeat counts; forget requests decided long ago. */
 void sbx_events_flush_pending(struct sbx_daemon *d);
-/* Forget request id of s's: a decision of it was refused, so the next
- * attempt asks again instead of being folded into it. */
-void sbx_events_forget_request(struct sbx_session_rt *s, const char *id);
+/* A decision of r (s's request) was refused (why: the word to the
+ * person): r is filed again under a new id, for one who may decide, and
+ * the attempts that follow fold into it rather than going unasked. */
+void sbx_events_ask_again(struct sbx_session_rt *s, const struct sbx_request *r, const char *why);
 /* Before a session ends or the daemon stops: every folded repeat counted. */
 void sbx_events_flush_all(struct sbx_daemon *d);
 /* the object of an event as a person reads it */

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "lib/alloc.h"
+#include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "policy/policy.h"
@@ -211,22 +212,29 @@ static int apply_all(struct sbx_daemon *d, size_t *n_landlock, char **why)
 
 void sbx_machine_live_check(struct sbx_daemon *d, bool force)
 {
-	json_t *now = machine_stamp(machine_dir());
+	struct timespec read_at;
+	json_t *now;
 	size_t n = 0, n_landlock = 0;
 	char *why = NULL, *what;
 
+	/* before the stat: a write after this time is seen by the next look */
+	clock_gettime(CLOCK_REALTIME, &read_at);
+	now = machine_stamp(machine_dir());
 	if (!d->machine_stamp) {
 		/* the start: the adopted sessions' floor is the one last applied */
 		d->machine_stamp = json_load_file(APPLIED_STAMP, 0, NULL);
 		if (!d->machine_stamp || !d->sessions) {
 			json_decref(d->machine_stamp);
 			d->machine_stamp = now;
+			d->machine_read_at = read_at;
 			keep_applied(now);
 			return;
 		}
 	}
 	if (!force && json_equal(now, d->machine_stamp)) {
 		json_decref(now);
+		if (!d->machine_error)
+			d->machine_read_at = read_at;
 		return;
 	}
 	/* taken before the apply: a bad file is not tried again every second,
@@ -248,6 +256,7 @@ void sbx_machine_live_check(struct sbx_daemon *d, bool force)
 	free(d->machine_error);
 	d->machine_error = NULL;
 	d->machine_gen++;
+	d->machine_read_at = read_at;
 	keep_applied(now);
 	what = sbx_asprintf("the machine policy was applied to %zu live session(s)%s", n,
 			    n_landlock ? "; on the landlock tier only their network rules "
@@ -260,7 +269,12 @@ void sbx_machine_live_check(struct sbx_daemon *d, bool force)
 
 json_t *sbx_machine_live_status(const struct sbx_daemon *d)
 {
-	json_t *j = json_pack("{s:s,s:i}", "dir", machine_dir(), "generation", (int)d->machine_gen);
+	char at[40];
+	json_t *j;
+
+	sbx_rfc3339(at, sizeof(at), &d->machine_read_at, 3);
+	j = json_pack("{s:s,s:i,s:s}", "dir", machine_dir(), "generation", (int)d->machine_gen,
+		      "read_at", at);
 
 	if (d->machine_error)
 		json_object_set_new(j, "error", json_string(d->machine_error));

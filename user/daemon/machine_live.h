@@ -15,7 +15,9 @@
  * switch all of them, or none: the previous floor stays in force and an
  * event says why. The first call only takes note of the floor. */
 void sbx_machine_live_check(struct sbx_daemon *d, bool force);
-/* {"dir","generation","error"?}: status shows it */
+/* {"dir","generation","read_at","error"?}: status shows it; read_at is
+ * when the files now in force were looked at, so config management knows
+ * that what it wrote before then holds */
 json_t *sbx_machine_live_status(const struct sbx_daemon *d);
 void sbx_machine_live_free(struct sbx_daemon *d);
 

@@ -206,6 +206,7 @@ struct sbx_daemon {
 	/* the machine policy (the floor) as last applied (machine_live.h) */
 	json_t *machine_stamp;		/* what its files looked like */
 	unsigned machine_gen;		/* applies since the start */
+	struct timespec machine_read_at;	/* when the files in force were read */
 	char *machine_error;		/* why the last change was not applied */
 };
 
