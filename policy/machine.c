@@ -17,6 +17,11 @@
  * for tests and for checking a project against another machine's floor;
  * there, files owned by the caller are accepted too, as nothing a caller
  * loads under it is more trusted than the caller.
+ *
+ * A fleet that pulls its floor over the network puts the public keys
+ * that sign it in keys/NAME.pub (root's, as the rest); then every file
+ * must have a FILE.sig by one of them (lib/sign.h), or the machine policy
+ * is refused whole and the floor in force stays.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +30,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/alloc.h"
+#include "lib/fileio.h"
 #include "lib/shipped.h"
+#include "lib/sign.h"
 #include "lib/text.h"
 #include "policy/parse.h"
 
@@ -277,8 +285,36 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Parse one file of the machine policy into *out (NULL: not there). */
+/* With keys (the machine directory has keys/), buf must be signed by one
+ * of them: NAME.sig beside it. 0, or -1 reported. */
+static int check_signed(struct sbx_diags *d, int dirfd, const char *name, const char *path,
+			const struct sbx_keyring *keys, const char *buf, size_t len)
+{
+	char *signame = sbx_asprintf("%s" SBX_SIG_SUFFIX, name), *sig = NULL, *err = NULL;
+	const char *by;
+	size_t sl;
+	int rc = sbx_read_file_at(dirfd, signame, SBX_SIG_MAX, &sig, &sl, NULL);
+
+	if (rc == -ENOENT)
+		sbx_diag_add(d, SBX_DIAG_ERROR, path, 0, 0, NULL, "machine policy refused: not "
+			     "signed: there is no %s beside it, and keys/ in the machine policy's "
+			     "directory says every file must be (bpfsbx policy sign)", signame);
+	else if (rc < 0)
+		sbx_diag_add(d, SBX_DIAG_ERROR, path, 0, 0, NULL, "machine policy refused: "
+			     "reading %s: %s", signame, rc == -EFBIG ? "not a signature (too large)"
+			     : strerror(-rc));
+	else if (!sbx_verify(keys, buf, len, sig, &by, &err))
+		sbx_diag_add(d, SBX_DIAG_ERROR, path, 0, 0, NULL, "machine policy refused: %s: %s",
+			     signame, err);
+	free(err);
+	free(sig);
+	free(signame);
+	return rc < 0 || !by ? -1 : 0;
+}
+
 static int read_one(struct sbx_diags *d, int dirfd, const char *name, const char *path,
-		    bool override, const struct sbx_policy_env *env, struct fdoc **out)
+		    bool override, const struct sbx_policy_env *env,
+		    const struct sbx_keyring *keys, struct fdoc **out)
 {
 	struct stat st;
 	const char *why;
@@ -312,6 +348,10 @@ static int read_one(struct sbx_diags *d, int dirfd, const char *name, const char
 	if (!buf) {
 		sbx_diag_add(d, SBX_DIAG_ERROR, path, 0, 0, NULL, "machine policy: cannot read: %s",
 			     err == EFBIG ? "larger than 1 MiB" : strerror(err));
+		return -1;
+	}
+	if (keys && check_signed(d, dirfd, name, path, keys, buf, len)) {
+		free(buf);
 		return -1;
 	}
 	*out = policy_parse_doc(path, buf, len, env, d, parse_projects, &failed);
@@ -357,6 +397,93 @@ static bool rules_only(struct sbx_diags *d, const struct fdoc *doc)
 	return true;
 }
 
+/* keys/NAME.pub of the machine directory: when it is there, only signed
+ * files are taken (*kr NULL: it is not). 0, or -1 reported. */
+static int read_keys(struct sbx_diags *d, int top, const char *dir, bool override,
+		     struct sbx_keyring **kr)
+{
+	char *path = sbx_asprintf("%s/keys", dir), *buf = NULL, *err = NULL;
+	struct dirent **ents = NULL;
+	int fd = open_dir(d, top, "keys", path, override), n = 0, rc = 0;
+
+	*kr = NULL;
+	if (fd == -ENOENT) {
+		free(path);
+		return 0;
+	}
+	if (fd < 0) {
+		free(path);
+		return -1;
+	}
+	*kr = sbx_calloc(1, sizeof(**kr));
+	n = scandirat(fd, ".", &ents, NULL, alphasort);
+	if (n < 0) {
+		sbx_diag_add(d, SBX_DIAG_ERROR, path, 0, 0, NULL,
+			     "machine policy: cannot list the keys: %s", strerror(errno));
+		rc = -1;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		size_t l = strlen(name), len;
+		struct stat st;
+		const char *why;
+		char *kp;
+
+		if (rc || name[0] == '.' || l < 5 || strcmp(name + l - 4, ".pub"))
+			continue;
+		kp = sbx_asprintf("%s/%s", path, name);
+		len = 0;
+		if ((rc = sbx_read_file_at(fd, name, 64 * 1024, &buf, &len, &st)) < 0)
+			sbx_diag_add(d, SBX_DIAG_ERROR, kp, 0, 0, NULL,
+				     "machine policy: cannot read the key: %s", strerror(-rc));
+		else if ((why = untrusted(&st, override)))
+			rc = refuse(d, kp, why);
+		else if ((rc = sbx_keyring_add(*kr, kp, buf, len, &err)))
+			sbx_diag_add(d, SBX_DIAG_ERROR, kp, 0, 0, NULL,
+				     "machine policy: a key that is not one: %s", err);
+		free(err);
+		err = NULL;
+		free(buf);
+		buf = NULL;
+		free(kp);
+	}
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	if (!rc && !(*kr)->n) {
+		sbx_diag_add(d, SBX_DIAG_ERROR, path, 0, 0, NULL,
+			     "machine policy refused: keys/ holds no key (NAME.pub): with keys/ "
+			     "only files they signed are taken; remove it to take unsigned ones");
+		rc = -1;
+	}
+	close(fd);
+	free(path);
+	if (rc < 0) {
+		sbx_keyring_free(*kr);
+		free(*kr);
+		*kr = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int sbx_machine_keys(const struct sbx_policy_env *env, struct sbx_keyring **kr,
+		     struct sbx_diags *d)
+{
+	const char *dir = sbx_machine_dir(env);
+	bool override = (env && env->machine_dir) || getenv("BPFSBX_MACHINE_DIR");
+	int top = open_dir(d, AT_FDCWD, dir, dir, override), rc;
+
+	*kr = NULL;
+	if (top == -ENOENT)
+		return 0;
+	if (top < 0)
+		return -1;
+	rc = read_keys(d, top, dir, override, kr);
+	close(top);
+	return rc;
+}
+
 /* machine.yaml, then machine.d/NAME.yaml by name; 0, or -1 (reported) */
 static int read_all(const struct sbx_policy_env *env, struct sbx_diags *d, struct fdoc **docs,
 		    size_t *n)
@@ -364,6 +491,7 @@ static int read_all(const struct sbx_policy_env *env, struct sbx_diags *d, struc
 	const char *dir = sbx_machine_dir(env);
 	bool override = (env && env->machine_dir) || getenv("BPFSBX_MACHINE_DIR");
 	char *path = NULL, **names = NULL;
+	struct sbx_keyring *keys = NULL;
 	size_t nn = 0;
 	int top, sub = -1, rc = -1;
 	DIR *dd = NULL;
@@ -375,9 +503,11 @@ static int read_all(const struct sbx_policy_env *env, struct sbx_diags *d, struc
 		return 0;
 	if (top < 0)
 		return -1;
+	if (read_keys(d, top, dir, override, &keys))
+		goto out;
 	if (asprintf(&path, "%s/machine.yaml", dir) < 0)
 		goto out;
-	if (read_one(d, top, "machine.yaml", path, override, env, &docs[*n]))
+	if (read_one(d, top, "machine.yaml", path, override, env, keys, &docs[*n]))
 		goto out;
 	if (docs[*n])
 		(*n)++;
@@ -416,12 +546,16 @@ static int read_all(const struct sbx_policy_env *env, struct sbx_diags *d, struc
 
 		if (asprintf(&fp, "%s/%s", path, names[i]) < 0)
 			abort();
-		rc = read_one(d, sub, names[i], fp, override, env, &docs[*n]);
+		rc = read_one(d, sub, names[i], fp, override, env, keys, &docs[*n]);
 		if (docs[*n])
 			(*n)++;
 		free(fp);
 	}
 out:
+	if (keys) {
+		sbx_keyring_free(keys);
+		free(keys);
+	}
 	strv_free(names, nn);
 	if (dd)
 		closedir(dd);

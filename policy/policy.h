@@ -136,6 +136,12 @@ bool sbx_policy_requires_bpf_lsm(const struct sbx_policy *p);
 
 /* The machine policy's directory as env names it (see sbx_policy_env). */
 const char *sbx_machine_dir(const struct sbx_policy_env *env);
+/* Its keys (keys/NAME.pub), read and checked as the daemon does: 0 with
+ * *kr (NULL: there is no keys/, unsigned files are taken), or -1 with the
+ * problem in d. Free with sbx_keyring_free, then free. */
+struct sbx_keyring;
+int sbx_machine_keys(const struct sbx_policy_env *env, struct sbx_keyring **kr,
+		     struct sbx_diags *d);
 /* The machine policy's projects: settings that outlive loading: the
  * longest "always" grant (0: no limit) and who may approve (NULL-ended
  * names: "user" or "@group"; NULL: anyone who may today). */

@@ -264,3 +264,34 @@ test_a_floor_changed_while_no_daemon_ran_holds_in_the_adopted_session() {
 	wait $STEPPER || true
 	rm -rf $MDIR
 }
+
+# a fleet that pulls its floor signs it: with keys/ only signed files are
+# taken, live as at a start (test keys: tests/unit/data/sign)
+test_with_keys_only_a_signed_floor_is_taken() {
+	local keys=$ROOT/tests/unit/data/sign
+	rm -rf $MDIR
+	allow_key_policy
+	stepper $MPOL/allow-key.yaml $THOME/.ssh/id_rsa 3
+	[ "$(tried 1)" = OK ] || fail "before the floor the key was not read: $(cat /tmp/try.1)"
+	mkdir -p $MDIR/keys && chmod 755 $MDIR $MDIR/keys
+	install -o root -g root -m 0644 $keys/fleet.pub $MDIR/keys/
+	machine_floor
+	wait_for machine_error || fail "an unsigned floor was not refused: $(cat /tmp/mstatus.json)"
+	machine_error | grep -q "not signed: there is no machine.yaml.sig" || fail "error: $(machine_error)"
+	event operation=apply verdict=refused
+	out=$(in_session $AD true 2>&1) && fail "a session started under an unsigned floor: $out"
+	echo "$out" | grep -q "not signed" || fail "refusal: $out"
+	touch /tmp/go.2
+	[ "$(tried 2)" = OK ] || fail "an unsigned floor was applied: $(cat /tmp/try.2)"
+
+	t=$(now_ms)
+	"$SBX" policy sign --key $keys/fleet.pem $MDIR/machine.yaml >/dev/null || fail "sign failed"
+	wait_for read_after $t || fail "the signed floor was not applied: $(cat /tmp/mstatus.json)"
+	[ -z "$(machine_error)" ] || fail "still refused: $(machine_error)"
+	touch /tmp/go.3
+	[ "$(tried 3)" = "ERR EPERM" ] || fail "the signed floor did not hold: $(cat /tmp/try.3)"
+	wait $STEPPER || true
+	"$SBX" policy verify $MDIR/machine.yaml | grep -q "signed by $MDIR/keys/fleet.pub" ||
+		fail "verify: $("$SBX" policy verify $MDIR/machine.yaml 2>&1)"
+	rm -rf $MDIR
+}

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #define SBX_POLICY_INTERNAL
+#include "lib/fileio.h"
+#include "lib/sign.h"
 #include "policy/policy.h"
 #include "tests/unit/unit.h"
 #include "tests/unit/policy_helpers.h"
@@ -486,5 +488,129 @@ SBX_TEST(policy_machine, projects_that_break_it_are_refused_with_both_lines)
 	f.p = sbx_policy_load_file(proj, &f.env, &f.d);
 	CU_ASSERT_PTR_NOT_NULL(f.p);
 	free(proj);
+	mfix_end(&f);
+}
+
+/* keys/ NAME.pub from tests/unit/data/sign/ into the machine directory */
+static void put_key(struct mfix *f, const char *name)
+{
+	char *src = pt_path("tests/unit/data/sign/%s", name), *dst, *pem = NULL;
+	char *kdir = pt_path("%s/keys", f->mdir);
+
+	pt_mkdirs(kdir);
+	chmod(kdir, 0755);
+	dst = pt_path("%s/%s", kdir, name);
+	CU_ASSERT_EQUAL_FATAL(sbx_read_file(src, 1 << 16, &pem, NULL), 0);
+	CU_ASSERT_EQUAL(pt_write(dst, pem), 0);
+	chmod(dst, 0644);
+	free(pem);
+	free(dst);
+	free(kdir);
+	free(src);
+}
+
+/* machine.yaml.sig: the signature of text by the fleet's test key */
+static void put_sig(struct mfix *f, const char *text)
+{
+	char *key = NULL, *err = NULL, *sig, *p = pt_path("%s/machine.yaml.sig", f->mdir);
+	size_t klen = 0;
+
+	CU_ASSERT_EQUAL_FATAL(sbx_read_file("tests/unit/data/sign/fleet.pem", 1 << 16, &key, &klen), 0);
+	sig = sbx_sign(key, klen, text, strlen(text), &err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sig);
+	CU_ASSERT_EQUAL(pt_write(p, sig), 0);
+	free(sig);
+	free(err);
+	free(key);
+	free(p);
+}
+
+/* unlink, rmdir or chmod rel in the machine directory */
+static void in_mdir(struct mfix *f, const char *rel, int mode)
+{
+	char *p = pt_path("%s/%s", f->mdir, rel);
+
+	if (mode > 0)
+		chmod(p, (mode_t)mode);
+	else if (mode < 0)
+		rmdir(p);
+	else
+		unlink(p);
+	free(p);
+}
+
+static bool mfix_reload(struct mfix *f)
+{
+	if (f->compiled)
+		sbx_compiled_free(&f->c);
+	f->compiled = false;
+	sbx_policy_free(f->p);
+	f->p = NULL;
+	sbx_diags_free(&f->d);
+	memset(&f->d, 0, sizeof(f->d));
+	return mfix_load(f, "");
+}
+
+SBX_TEST(policy_machine, with_keys_only_signed_files_are_taken)
+{
+	struct mfix f;
+	char *mp, *sp;
+
+	mfix_start(&f, ssh_floor);
+	mp = pt_path("%s/machine.yaml", f.mdir);
+	sp = pt_path("%s/machine.yaml.sig", f.mdir);
+	CU_ASSERT(mfix_load(&f, ""));	/* no keys/: unsigned is taken */
+
+	put_key(&f, "fleet.pub");
+	CU_ASSERT_FALSE(mfix_reload(&f));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "not signed: there is no machine.yaml.sig"));
+
+	put_sig(&f, ssh_floor);
+	CU_ASSERT(mfix_reload(&f));
+	touch(f.home, ".ssh/id_rsa");
+	if (f.compiled)
+		CU_ASSERT_EQUAL(decide(&f, ".ssh/id_rsa", R).verdict, SBX_V_DENY);
+
+	/* a byte changed after signing: the whole machine policy is refused */
+	CU_ASSERT_EQUAL(pt_write(mp, "version: 1\n"), 0);
+	CU_ASSERT_FALSE(mfix_reload(&f));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "machine.yaml.sig: the signature is not by any"));
+
+	/* signed by a key the machine does not hold */
+	CU_ASSERT_EQUAL(pt_write(mp, ssh_floor), 0);
+	in_mdir(&f, "keys/fleet.pub", 0);
+	put_key(&f, "other.pub");
+	CU_ASSERT_FALSE(mfix_reload(&f));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "the signature is not by any of the 1 key"));
+
+	/* not a signature at all */
+	put_key(&f, "fleet.pub");
+	CU_ASSERT_EQUAL(pt_write(sp, "hello\n"), 0);
+	CU_ASSERT_FALSE(mfix_reload(&f));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "not a signature"));
+	put_sig(&f, ssh_floor);
+	CU_ASSERT(mfix_reload(&f));
+
+	/* a key that is not Ed25519, and a keys/ others may write */
+	put_key(&f, "rsa.pub");
+	CU_ASSERT_FALSE(mfix_reload(&f));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "not an Ed25519 key"));
+	in_mdir(&f, "keys/rsa.pub", 0);
+	in_mdir(&f, "keys", 0777);
+	CU_ASSERT_FALSE(mfix_reload(&f));
+	if (!pt_has_diag(&f.d, SBX_DIAG_ERROR, "writable by its group"))
+		fprintf(stderr, "    keys/ 0777: got '%s'\n", f.d.n ? f.d.v[0].msg : "nothing");
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "writable by its group"));
+	in_mdir(&f, "keys", 0755);
+
+	/* keys/ with no key: nothing is taken, rather than everything */
+	in_mdir(&f, "keys/fleet.pub", 0);
+	in_mdir(&f, "keys/other.pub", 0);
+	CU_ASSERT_FALSE(mfix_reload(&f));
+	CU_ASSERT(pt_has_diag(&f.d, SBX_DIAG_ERROR, "keys/ holds no key"));
+	in_mdir(&f, "keys", -1);
+	in_mdir(&f, "machine.yaml.sig", 0);
+	free(mp);
+	free(sp);
 	mfix_end(&f);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpfsbx policy check|explain|compile|suggest|diff: the policy language for people.
+ * bpfsbx policy check|explain|compile|suggest|diff|sign|verify: the policy
+ * language for people.
  *
  *   check FILE          load and compile; print every diagnostic as
  *                       FILE:LINE:COL: error|warning: FIELD: MESSAGE
@@ -51,6 +52,12 @@ static const struct sbx_opt policy_opts[] = {
 	  "sessions were refused (a YAML patch that extends FILE); protected accesses listed apart" },
 	{ .sub = "diff", .val = PS_DIFF, .help = "OLD NEW: per rule, the recorded accesses whose verdict "
 	  "changes from OLD to NEW" },
+	{ .sub = "sign", .val = PS_SIGN, .help = "FILE...: sign machine policy files with --key; "
+	  "each signature is written beside its file as FILE.sig" },
+	{ .sub = "verify", .val = PS_VERIFY, .help = "FILE...: is each signed by a key in the machine "
+	  "policy's keys/ ($BPFSBX_MACHINE_DIR/keys, else /etc/bpfsbx/keys), as the daemon checks" },
+	{ "key", 'K', 0, 'f', "FILE", NULL, "the Ed25519 private key in PEM "
+	  "(openssl genpkey -algorithm ed25519)", "sign" },
 	{ "project", 'P', 0, 'd', "DIR", "the current directory",
 	  "the directory ${PROJECT} stands for", NULL },
 	{ "home", 'H', 0, 'd', "DIR", "$HOME", "the directory ~ and ${HOME} stand for", NULL },
@@ -153,6 +160,9 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 			case 'F':
 				o->file = v;
 				break;
+			case 'K':
+				o->key = v;
+				break;
 			case 'I': {
 				char *end;
 				unsigned long id;
@@ -170,6 +180,11 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 		if (a[0] == '-' && a[1]) {
 			return usage_error("unknown option '%s'", a);
 		}
+		if (mode == PS_SIGN || mode == PS_VERIFY) {
+			o->files = sbx_realloc_array(o->files, o->nfiles + 1, sizeof(*o->files));
+			o->files[o->nfiles++] = a;
+			continue;
+		}
 		if (mode == PS_SUGGEST) {
 			/* the form: policy suggest [SESSION...] */
 			o->sessions = sbx_realloc_array(o->sessions, o->nsessions + 1,
@@ -184,6 +199,13 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 		else
 			return usage_error("unexpected argument '%s'", a);
 		npos++;
+	}
+	if (mode == PS_SIGN || mode == PS_VERIFY) {
+		if (!o->nfiles)
+			return usage_error("%s needs a FILE", argv[1]);
+		if (mode == PS_SIGN && !o->key)
+			return usage_error("sign needs --key FILE (openssl genpkey -algorithm ed25519)");
+		return 0;
 	}
 	/* explain X: X is the target, FILE the default */
 	if (mode == PS_EXPLAIN && npos == 1 && !o->cmd && !o->paths_from) {
@@ -799,6 +821,8 @@ static int (*const policy_subs[])(const struct popts *) = {
 	[PS_COMPILE] = cmd_compile,
 	[PS_SUGGEST] = policy_suggest,
 	[PS_DIFF] = policy_diff,
+	[PS_SIGN] = policy_sign,
+	[PS_VERIFY] = policy_verify,
 };
 
 static int policy_main(int argc, char **argv)
@@ -824,8 +848,10 @@ static int policy_main(int argc, char **argv)
 	free(o.found_project);
 	free(o.found_file);
 	free(o.sessions);
+	free(o.files);
 	return rc;
 }
 
-SBX_COMMAND(policy, "policy", "check|explain|compile|suggest|diff [FILE] [OPTIONS] [PATH | HOST:PORT | -- CMD | NEW]",
-	    "check a policy, explain a decision, dump the compiled maps", policy_main, policy_opts);
+SBX_COMMAND(policy, "policy", "check|explain|compile|suggest|diff|sign|verify [FILE...] [OPTIONS] [PATH | HOST:PORT | -- CMD | NEW]",
+	    "check a policy, explain a decision, dump the compiled maps, sign a machine policy",
+	    policy_main, policy_opts);

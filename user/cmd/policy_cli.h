@@ -2,7 +2,8 @@
 /*
  * policy_cli.h - what `bpfsbx policy`'s subcommands share: the parsed
  * options and loading a policy as a session start would (policy_cli.c);
- * suggest and diff live in policy_suggest.c.
+ * suggest and diff live in policy_suggest.c, sign and verify in
+ * policy_sign.c.
  */
 #ifndef SBX_POLICY_CLI_H
 #define SBX_POLICY_CLI_H
@@ -14,7 +15,7 @@
 #include "policy/suggest.h"
 
 /* The subcommand words dispatch by their .val: an index into policy_subs[]. */
-enum policy_sub { PS_CHECK, PS_EXPLAIN, PS_COMPILE, PS_SUGGEST, PS_DIFF };
+enum policy_sub { PS_CHECK, PS_EXPLAIN, PS_COMPILE, PS_SUGGEST, PS_DIFF, PS_SIGN, PS_VERIFY };
 
 struct popts {
 	const char *file;	/* diff: OLD */
@@ -30,6 +31,9 @@ struct popts {
 	bool dump;
 	bool no_resolve;
 	uint32_t policy_id;
+	const char *key;	/* sign: the private key */
+	const char **files;	/* sign, verify: every FILE */
+	size_t nfiles;
 	char *found_project;	/* the project around the cwd, when not given */
 	char *found_file;	/* its .sandbox/policy.yaml */
 };
@@ -67,5 +71,8 @@ void policy_recorded_free(struct recorded *r);
 
 int policy_suggest(const struct popts *o);
 int policy_diff(const struct popts *o);
+/* sign and verify machine policy files (policy_sign.c) */
+int policy_sign(const struct popts *o);
+int policy_verify(const struct popts *o);
 
 #endif

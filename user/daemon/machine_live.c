@@ -12,7 +12,8 @@
  * any session that cannot be compiled or switched, leaves every session
  * as it was, with an event that says why.
  *
- * The files are looked at by a stamp (inode, size, mtime, ctime, mode,
+ * The files (with their signatures and keys/, policy/machine.c) are
+ * looked at by a stamp (inode, size, mtime, ctime, mode,
  * owner: a change of owner or mode decides whether a file is trusted),
  * once a second and at SIGHUP (`systemctl reload bpfsbx`): a few stats,
  * and nothing to miss when a watch would have been set too late. The
@@ -30,6 +31,7 @@
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
+#include "lib/sign.h"
 #include "policy/policy.h"
 #include "user/daemon/evrec.h"
 #include "user/daemon/grants.h"
@@ -77,19 +79,13 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-/* The directory, machine.yaml, machine.d and every entry of it. */
-static json_t *machine_stamp(const char *dir)
+/* dir/sub and every entry of it */
+static void stamp_dir(json_t *a, const char *dir, const char *sub)
 {
-	json_t *a = json_array();
 	struct dirent **ents = NULL;
-	char *p;
+	char *p = sbx_asprintf("%s/%s", dir, sub);
 	int n;
 
-	json_array_append_new(a, stamp_of(dir));
-	p = sbx_asprintf("%s/machine.yaml", dir);
-	json_array_append_new(a, stamp_of(p));
-	free(p);
-	p = sbx_asprintf("%s/machine.d", dir);
 	json_array_append_new(a, stamp_of(p));
 	n = scandir(p, &ents, NULL, by_name);
 	for (int i = 0; i < n; i++) {
@@ -103,6 +99,24 @@ static json_t *machine_stamp(const char *dir)
 	}
 	free(ents);
 	free(p);
+}
+
+/* The directory, machine.yaml and its signature, machine.d and keys/
+ * and every entry of them. */
+static json_t *machine_stamp(const char *dir)
+{
+	json_t *a = json_array();
+	char *p;
+
+	json_array_append_new(a, stamp_of(dir));
+	p = sbx_asprintf("%s/machine.yaml", dir);
+	json_array_append_new(a, stamp_of(p));
+	free(p);
+	p = sbx_asprintf("%s/machine.yaml" SBX_SIG_SUFFIX, dir);
+	json_array_append_new(a, stamp_of(p));
+	free(p);
+	stamp_dir(a, dir, "machine.d");
+	stamp_dir(a, dir, "keys");
 	return a;
 }
 
