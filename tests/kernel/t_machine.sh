@@ -100,8 +100,8 @@ machine_error() { "$SBX" status --json >/tmp/mstatus.json && "$SBXT" json-get /t
 gen_is() { [ "$(machine_gen)" = "$1" ]; }
 gen_ge() { [ "$(machine_gen)" -ge "$1" ]; }
 now_ms() { date -u +%Y-%m-%dT%H:%M:%S.%3NZ; }
-# the files in force were read after $1 (status's machine.read_at): what
-# was written before then holds in every session
+# the files in force were read after $1 (status's machine.read_at), a
+# time taken once they were written: then they hold in every session
 read_after() {
 	local at
 	"$SBX" status --json >/tmp/mstatus.json &&
@@ -114,8 +114,8 @@ test_a_floor_that_arrives_holds_in_a_running_session() {
 	g0=$(machine_gen) || fail "status has no machine part: $(cat /tmp/mstatus.json)"
 	stepper $MPOL/allow-key.yaml $THOME/.ssh/id_rsa 4
 	[ "$(tried 1)" = OK ] || fail "before the floor the key was not read: $(cat /tmp/try.1)"
-	t=$(now_ms)
 	machine_floor
+	t=$(now_ms)
 	# config management's reload: at once; without it, within a second
 	kill -HUP "$(daemon_pid)"
 	wait_for read_after $t || fail "the floor was not applied: $(cat /tmp/mstatus.json)"
@@ -139,8 +139,8 @@ test_a_floor_that_arrives_holds_in_a_running_session() {
 	[ "$(tried 3)" = "ERR EPERM" ] || fail "the key was read under a bad floor: $(cat /tmp/try.3)"
 
 	# the floor lifted: the project's own allow holds again, live
-	t=$(now_ms)
 	rm -f $MDIR/machine.yaml
+	t=$(now_ms)
 	wait_for read_after $t || fail "the floor's removal was not applied: $(cat /tmp/mstatus.json)"
 	gen_ge $((g1 + 1)) || fail "the floor's removal was not counted"
 	touch /tmp/go.4
@@ -170,13 +170,13 @@ test_a_network_floor_holds_over_a_running_sessions_allow() {
 	[ "$(tried 1)" = "ERR ENETUNREACH" ] || fail "before the floor: $(cat /tmp/try.1)"
 	# broader than the project's rule: refused at the next start, held
 	# over the project's allow in the running session
-	t=$(now_ms)
 	machine_put <<-'EOF'
 	version: 1
 	network:
 	  rules:
 	    - {cidr: 10.66.0.0/16, verdict: deny, reason: the lab network}
 	EOF
+	t=$(now_ms)
 	wait_for read_after $t || fail "the network floor was not applied: $(cat /tmp/mstatus.json)"
 	touch /tmp/go.2
 	out=$(tried 2)
@@ -273,19 +273,22 @@ test_with_keys_only_a_signed_floor_is_taken() {
 	allow_key_policy
 	stepper $MPOL/allow-key.yaml $THOME/.ssh/id_rsa 3
 	[ "$(tried 1)" = OK ] || fail "before the floor the key was not read: $(cat /tmp/try.1)"
-	mkdir -p $MDIR/keys && chmod 755 $MDIR $MDIR/keys
-	install -o root -g root -m 0644 $keys/fleet.pub $MDIR/keys/
+	# keys/ arrives whole (an empty keys/ takes nothing, until its key comes)
+	rm -rf /etc/bpfsbx-keys.new && mkdir -p $MDIR /etc/bpfsbx-keys.new
+	chmod 755 $MDIR /etc/bpfsbx-keys.new
+	install -o root -g root -m 0644 $keys/fleet.pub /etc/bpfsbx-keys.new/
+	mv /etc/bpfsbx-keys.new $MDIR/keys
 	machine_floor
-	wait_for machine_error || fail "an unsigned floor was not refused: $(cat /tmp/mstatus.json)"
-	machine_error | grep -q "not signed: there is no machine.yaml.sig" || fail "error: $(machine_error)"
+	wait_for sh -c "\"$SBX\" status --json | grep -q 'not signed: there is no machine.yaml.sig'" ||
+		fail "an unsigned floor was not refused: $(machine_error)"
 	event operation=apply verdict=refused
 	out=$(in_session $AD true 2>&1) && fail "a session started under an unsigned floor: $out"
 	echo "$out" | grep -q "not signed" || fail "refusal: $out"
 	touch /tmp/go.2
 	[ "$(tried 2)" = OK ] || fail "an unsigned floor was applied: $(cat /tmp/try.2)"
 
-	t=$(now_ms)
 	"$SBX" policy sign --key $keys/fleet.pem $MDIR/machine.yaml >/dev/null || fail "sign failed"
+	t=$(now_ms)
 	wait_for read_after $t || fail "the signed floor was not applied: $(cat /tmp/mstatus.json)"
 	[ -z "$(machine_error)" ] || fail "still refused: $(machine_error)"
 	touch /tmp/go.3
