@@ -825,6 +825,15 @@ static int (*const policy_subs[])(const struct popts *) = {
 	[PS_VERIFY] = policy_verify,
 };
 
+/* what parse_opts allocated */
+static void popts_release(struct popts *o)
+{
+	free(o->found_project);
+	free(o->found_file);
+	free(o->sessions);
+	free(o->files);
+}
+
 static int policy_main(int argc, char **argv)
 {
 	struct popts o = { 0 };
@@ -845,10 +854,7 @@ static int policy_main(int argc, char **argv)
 	rc = parse_opts(argc, argv, sub->val, &o);
 	if (rc == 0)
 		rc = policy_subs[sub->val](&o);
-	free(o.found_project);
-	free(o.found_file);
-	free(o.sessions);
-	free(o.files);
+	popts_release(&o);
 	return rc;
 }
 
