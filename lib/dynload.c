@@ -26,6 +26,9 @@ static const char *kept_error(void)
 	return c ? c : "cannot be loaded";
 }
 
+static const char *const libcrypto_names[] = { "libcrypto.so.3", "libcrypto.so", NULL };
+struct sbx_dynlib sbx_libcrypto = { .sonames = libcrypto_names };
+
 static pthread_mutex_t dyn_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void *sbx_dynsym(struct sbx_dynlib *lib, const char *sym)

@@ -13,6 +13,9 @@ struct sbx_dynlib {
 	const char *error;		/* the first failure, kept */
 };
 
+/* libcrypto, one handle for its users (sha256.c, sign.c) */
+extern struct sbx_dynlib sbx_libcrypto;
+
 /* SYM of LIB, opening LIB at the first call; NULL with lib->error set. */
 void *sbx_dynsym(struct sbx_dynlib *lib, const char *sym);
 

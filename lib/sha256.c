@@ -9,8 +9,6 @@
 #include "lib/dynload.h"
 #include "lib/sha256.h"
 
-static const char *const libcrypto_names[] = { "libcrypto.so.3", "libcrypto.so", NULL };
-static struct sbx_dynlib libcrypto = { .sonames = libcrypto_names };
 
 static struct {
 	__typeof__(EVP_MD_CTX_new) *ctx_new;
@@ -23,7 +21,7 @@ static struct {
 	bool loaded;
 } evp;
 
-#define LOOKUP(field, name) (evp.field = sbx_dynsym(&libcrypto, name))
+#define LOOKUP(field, name) (evp.field = sbx_dynsym(&sbx_libcrypto, name))
 
 static bool load(void)
 {
@@ -42,7 +40,7 @@ static bool load(void)
 
 const char *sbx_crypto_error(void)
 {
-	return load() ? NULL : libcrypto.error ? libcrypto.error : "a symbol is missing";
+	return load() ? NULL : sbx_libcrypto.error ? sbx_libcrypto.error : "a symbol is missing";
 }
 
 int sbx_sha256_init(struct sbx_sha256 *s)

@@ -14,8 +14,6 @@
 #include "lib/dynload.h"
 #include "lib/sign.h"
 
-static const char *const libcrypto_names[] = { "libcrypto.so.3", "libcrypto.so", NULL };
-static struct sbx_dynlib libcrypto = { .sonames = libcrypto_names };
 
 static struct {
 	__typeof__(BIO_new_mem_buf) *bio_mem;
@@ -35,7 +33,7 @@ static struct {
 	bool loaded;
 } evp;
 
-#define LOOKUP(field, name) (*(void **)&evp.field = sbx_dynsym(&libcrypto, name))
+#define LOOKUP(field, name) (*(void **)&evp.field = sbx_dynsym(&sbx_libcrypto, name))
 #define ED25519_SIG 64
 
 static bool load(char **err)
@@ -51,7 +49,7 @@ static bool load(char **err)
 	      LOOKUP(verify_init, "EVP_DigestVerifyInit") && LOOKUP(verify, "EVP_DigestVerify") &&
 	      LOOKUP(b64_enc, "EVP_EncodeBlock") && LOOKUP(b64_dec, "EVP_DecodeBlock"))) {
 		*err = sbx_asprintf("libcrypto: %s",
-				    libcrypto.error ? libcrypto.error : "a symbol is missing");
+				    sbx_libcrypto.error ? sbx_libcrypto.error : "a symbol is missing");
 		return false;
 	}
 	__atomic_store_n(&evp.loaded, true, __ATOMIC_RELEASE);
