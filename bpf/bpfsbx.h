@@ -549,6 +549,8 @@ enum sbx_builtin_rule {
 	SBX_RULE_RESERVED_PORT	= SBX_RULE_BUILTIN + 22,/* network.reserved_ports */
 	SBX_RULE_INBOUND	= SBX_RULE_BUILTIN + 23,/* inbound default: no network.inbound */
 	SBX_RULE_INBOUND_PORT	= SBX_RULE_BUILTIN + 24,/* network.inbound_ports */
+	SBX_RULE_LANDLOCK	= SBX_RULE_BUILTIN + 25,/* the landlock tier's plan, stricter
+							 * than the policy here */
 	SBX_RULE_BUILTIN_END,	/* one past the last: new built-in rules go above */
 };
 

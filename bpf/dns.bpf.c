@@ -380,10 +380,36 @@ static __always_inline int sbx_cg_dest6(struct bpf_sock_addr *ctx, const __u32 a
 	return sbx_cg_dest(ctx, &d, op);
 }
 
+/*
+ * The landlock tier: a session's first datagram gives its socket a port,
+ * and no LSM hook records whose (network.bpf.c's sbx_mark_owner) there.
+ * 0 (refused) when it cannot be recorded: the session's own socket would
+ * otherwise count as an outside listener.
+ */
+static __always_inline int sbx_cg_mark_owner(struct bpf_sock_addr *ctx, __u16 op)
+{
+	__u64 cgid, *o;
+
+	if (!sbx_cgroup_decides || op != SBX_OP_SENDMSG)
+		return 1;
+	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
+	if (!cgid || !bpf_map_lookup_elem(&sbx_sessions, &cgid))
+		return 1;
+	o = sbx_sk_storage_make(&sbx_sk_owner, ctx->sk);
+	if (!o) {
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return 0;
+	}
+	sbx_owner_set(o, cgid, ctx->protocol);
+	return 1;
+}
+
 static __always_inline int sbx_addr4(struct bpf_sock_addr *ctx, __u16 op)
 {
 	__u32 a = ctx->user_ip4;
 
+	if (!sbx_cg_mark_owner(ctx, op))
+		return 0;
 	if (sbx_dns_wanted(ctx))
 		return sbx_dns_redirect4(ctx);
 	if (!sbx_cg_dest4(ctx, a, op))
@@ -395,6 +421,8 @@ static __always_inline int sbx_addr6(struct bpf_sock_addr *ctx, __u16 op)
 {
 	__u32 a[4];
 
+	if (!sbx_cg_mark_owner(ctx, op))
+		return 0;
 	if (sbx_dns_wanted(ctx))
 		return sbx_dns_redirect6(ctx);
 	a[0] = ctx->user_ip6[0];

@@ -59,6 +59,70 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 								       SBX_OP_OPEN_READ);
 }
 
+/*
+ * The landlock tier: Landlock refuses a session's open or exec in
+ * security_file_open, and tells no one before ABI 7. EACCES from there is
+ * an LSM's refusal (the permission bits were checked before it), so the
+ * refusal gets the full tier's event: the policy's rule that denies it,
+ * or the built-in landlock rule where the plan is stricter than the
+ * policy. An ask is reported as the deny it was: no approval reaches a
+ * running Landlock domain.
+ */
+SEC("fexit/security_file_open")
+int BPF_PROG(sbx_ll_file_refused, struct file *file, int ret)
+{
+	struct sbx_file_io *io;
+	struct sbx_session *s;
+	__u32 fmode, flags;
+	__u64 cgid = 0;
+	bool denied = false;
+	__u8 acc = 0;
+	__u16 op;
+
+	if (ret != -EACCES || !sbx_maybe_in_session())
+		return 0;
+	s = sbx_session_lookup(&cgid);
+	if (!s)
+		return 0;
+	fmode = file->f_mode;
+	flags = file->f_flags;
+	if ((fmode & FMODE_EXEC) || (flags & __FMODE_EXEC)) {
+		acc = SBX_ACCBIT(SBX_ACC_EXEC);
+		op = SBX_OP_EXEC;
+	} else {
+		if (fmode & FMODE_READ)
+			acc |= SBX_ACCBIT(SBX_ACC_READ);
+		if ((fmode & FMODE_WRITE) || (flags & (O_TRUNC | O_APPEND)))
+			acc |= SBX_ACCBIT(SBX_ACC_WRITE);
+		op = (acc & SBX_ACCBIT(SBX_ACC_WRITE)) ? SBX_OP_OPEN_WRITE : SBX_OP_OPEN_READ;
+	}
+	if (!acc)
+		return 0;
+	io = sbx_file_io_get(s, cgid, file->f_path.mnt, file->f_path.dentry, acc, op);
+	if (!io)
+		return 0;
+	sbx_file_walk(io);
+#pragma unroll
+	for (int a = 0; a < SBX_ACC_MAX; a++) {
+		if (!(acc & SBX_ACCBIT(a)))
+			continue;
+		if (io->v[a] == SBX_V_ASK)
+			io->v[a] = SBX_V_DENY;
+		denied |= io->v[a] == SBX_V_DENY;
+	}
+	if (!denied) {
+#pragma unroll
+		for (int a = 0; a < SBX_ACC_MAX; a++) {
+			if (acc & SBX_ACCBIT(a)) {
+				io->v[a] = SBX_V_DENY;
+				io->rule[a] = SBX_RULE_LANDLOCK;
+			}
+		}
+	}
+	sbx_file_finish(io);
+	return 0;
+}
+
 /* open(O_CREAT) of a new file, mknod, mkfifo: all reach path_mknod */
 SEC("lsm/path_mknod")
 int BPF_PROG(sbx_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,

@@ -137,14 +137,13 @@ static __always_inline struct sbx_dcache *sbx_dcache_of(struct socket *so, __u64
 }
 
 /*
- * Whose a loopback listener is (dns.bpf.c looks it up and reads this): the
- * session that gave the socket its port. A socket is found by a lookup
- * only once it has one: bind(), listen() (which binds an unbound socket)
- * and an unconnected datagram (which does too) record it; a connected
- * datagram socket is not found. Recorded there rather than at socket
- * creation, where every session socket would pay for a storage
- * allocation. -ENOMEM when it cannot be recorded: an unmarked listener of
- * the session would count as an outside one.
+ * The session that gave a socket its port (sbx_owner_set). A socket is
+ * found by a lookup only once it has one: bind(), listen() (which binds
+ * an unbound socket) and an unconnected datagram (which does too) record
+ * it; a connected datagram socket is not found. Recorded there rather
+ * than at socket creation, where every session socket would pay for a
+ * storage allocation. -ENOMEM when it cannot be recorded: an unmarked
+ * listener of the session would count as an outside one.
  */
 static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid)
 {
@@ -158,23 +157,7 @@ static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid)
 		sbx_stat_inc(SBX_STAT_ERRORS);
 		return -ENOMEM;
 	}
-	if (*o != cgid) {
-		/* a socket of another session changes hands: a loopback
-		 * listener remembered as that session's is no longer its own */
-		bool moved = *o != 0;
-		__u32 k = SBX_EPOCH_SESSION_PORTS;
-		__u64 *any;
-
-		*o = cgid;
-		if (moved)
-			sbx_bump_epoch(SBX_EPOCH_PORTS);
-		/* from now on outside clients' loopback connects (or
-		 * datagrams) look their listener up (inbound.bpf.c); written
-		 * once, not per socket */
-		any = bpf_map_lookup_elem(&sbx_epoch, &k);
-		if (any && !(*any & sbx_session_ports_bit(sk->sk_protocol)))
-			__sync_fetch_and_or(any, sbx_session_ports_bit(sk->sk_protocol));
-	}
+	sbx_owner_set(o, cgid, sk->sk_protocol);
 	return 0;
 }
 
@@ -252,17 +235,67 @@ static __always_inline int sbx_check_reserved(struct socket *sock, struct sockad
 	return ret;
 }
 
+/*
+ * The landlock tier (BPF-LSM off) takes the same decisions on the same
+ * arguments where Landlock and the cgroup programs cannot: who may
+ * connect to a unix socket (Landlock decides who may make a socket file;
+ * cgroup/connect_unix, 6.7, runs before the lookup, with a path and no
+ * listener), and which session holds a port (bind and listen run no
+ * cgroup program that can refuse and record). The kernel attaches
+ * BPF_MODIFY_RETURN to any security_* function whether BPF-LSM is in
+ * lsm= or not, and a non-zero return there is the caller's refusal.
+ *
+ * In two halves, because bpf_sk_storage_get (the daemon's and the
+ * approvers' listener marks, the control peers, the port owners) is
+ * refused to fmod_ret programs and allowed to fentry ones: fentry
+ * decides, with its events, and leaves the verdict in the task's
+ * scratch; fmod_ret, which the trampoline runs next, returns it. Where a
+ * decision was due and none is there (the kernel skips a tracing program
+ * that is already running on this CPU), fmod_ret refuses.
+ */
+static __always_inline void sbx_ll_leave(const void *key, int ret)
+{
+	struct sbx_tscratch *sc = sbx_scratch();
+
+	if (sc) {
+		sc->ll_key = (__u64)key;
+		sc->ll_ret = ret;
+	}
+}
+
+static __always_inline int sbx_ll_take(const void *key, bool due)
+{
+	struct sbx_tscratch *sc = bpf_task_storage_get(&sbx_tscratch, bpf_get_current_task_btf(),
+						       0, 0);
+
+	if (sc && sc->ll_key == (__u64)key) {
+		sc->ll_key = 0;
+		return sc->ll_ret;
+	}
+	return due ? -EPERM : 0;
+}
+
+static __always_inline bool sbx_ll_in_session(void)
+{
+	__u64 cgid = 0;
+
+	return sbx_maybe_in_session() && sbx_session_lookup(&cgid);
+}
+
 /* AF_UNIX: a session's named socket is what outside clients could reach
  * (sbx_unix_inbound); nothing to record, the socket's cgroup says whose */
+static __always_inline int sbx_bind_decide(struct socket *sock, struct sockaddr *address,
+					   int addrlen)
+{
+	return sbx_check_reserved(sock, address, addrlen) ?: sbx_mark_port_holder(sock);
+}
+
 SEC("lsm/socket_bind")
 int BPF_PROG(sbx_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	ret = sbx_check_reserved(sock, address, addrlen);
-	if (ret)
-		return ret;
-	return sbx_mark_port_holder(sock);
+	return sbx_bind_decide(sock, address, addrlen);
 }
 
 SEC("lsm/socket_listen")
@@ -271,6 +304,35 @@ int BPF_PROG(sbx_socket_listen, struct socket *sock, int backlog, int ret)
 	if (ret || !sbx_maybe_in_session())
 		return ret;
 	return sbx_mark_port_holder(sock);
+}
+
+SEC("fentry/security_socket_bind")
+int BPF_PROG(sbx_ll_bind_decide, struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	if (sbx_ll_in_session())
+		sbx_ll_leave(sock, sbx_bind_decide(sock, address, addrlen));
+	return 0;
+}
+
+SEC("fmod_ret/security_socket_bind")
+int BPF_PROG(sbx_ll_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen,
+	     int ret)
+{
+	return ret ?: sbx_ll_take(sock, sbx_ll_in_session());
+}
+
+SEC("fentry/security_socket_listen")
+int BPF_PROG(sbx_ll_listen_decide, struct socket *sock, int backlog)
+{
+	if (sbx_ll_in_session())
+		sbx_ll_leave(sock, sbx_mark_port_holder(sock));
+	return 0;
+}
+
+SEC("fmod_ret/security_socket_listen")
+int BPF_PROG(sbx_ll_socket_listen, struct socket *sock, int backlog, int ret)
+{
+	return ret ?: sbx_ll_take(sock, sbx_ll_in_session());
 }
 
 /*
@@ -762,23 +824,64 @@ static __always_inline int sbx_unix_inbound(struct sock *other)
 	return ret;
 }
 
-SEC("lsm/unix_stream_connect")
-int BPF_PROG(sbx_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
-	     int ret)
+static __always_inline int sbx_unix_decide(struct sock *other, struct sock *newsk)
 {
-	if (ret)
-		return ret;
 	if (!sbx_maybe_in_session())
 		return sbx_unix_inbound(other);
 	return sbx_check_unix(other, newsk);
 }
 
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(sbx_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
+	     int ret)
+{
+	return ret ?: sbx_unix_decide(other, newsk);
+}
+
 SEC("lsm/unix_may_send")
 int BPF_PROG(sbx_unix_may_send, struct socket *sock, struct socket *other, int ret)
 {
-	if (ret)
-		return ret;
-	if (!sbx_maybe_in_session())
-		return sbx_unix_inbound(other->sk);
-	return sbx_check_unix(other->sk, NULL);
+	return ret ?: sbx_unix_decide(other->sk, NULL);
+}
+
+/* the same on the landlock tier (see sbx_ll_leave above): due where a
+ * session connects, or where the peer is a session's socket */
+static __always_inline bool sbx_unix_due(struct sock *other)
+{
+	__u64 cgid;
+
+	if (sbx_ll_in_session())
+		return true;
+	cgid = other ? sbx_sock_session(other) : 0;
+	return cgid && bpf_map_lookup_elem(&sbx_sessions, &cgid);
+}
+
+SEC("fentry/security_unix_stream_connect")
+int BPF_PROG(sbx_ll_unix_stream_decide, struct sock *sock, struct sock *other,
+	     struct sock *newsk)
+{
+	if (sbx_unix_due(other))
+		sbx_ll_leave(other, sbx_unix_decide(other, newsk));
+	return 0;
+}
+
+SEC("fmod_ret/security_unix_stream_connect")
+int BPF_PROG(sbx_ll_unix_stream_connect, struct sock *sock, struct sock *other,
+	     struct sock *newsk, int ret)
+{
+	return ret ?: sbx_ll_take(other, sbx_unix_due(other));
+}
+
+SEC("fentry/security_unix_may_send")
+int BPF_PROG(sbx_ll_unix_send_decide, struct socket *sock, struct socket *other)
+{
+	if (sbx_unix_due(other->sk))
+		sbx_ll_leave(other->sk, sbx_unix_decide(other->sk, NULL));
+	return 0;
+}
+
+SEC("fmod_ret/security_unix_may_send")
+int BPF_PROG(sbx_ll_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	return ret ?: sbx_ll_take(other->sk, sbx_unix_due(other->sk));
 }

@@ -187,6 +187,35 @@ static __always_inline __u64 sbx_session_ports_bit(__u8 proto)
 	return proto == IPPROTO_UDP ? 2 : 1;
 }
 
+/*
+ * Whose a loopback listener is (dns.bpf.c and inbound.bpf.c look it up
+ * and read this): the session that gave the socket its port, recorded in
+ * o, the socket's sbx_sk_owner storage. network.bpf.c records it at bind,
+ * listen and a first datagram; on the landlock tier dns.bpf.c records the
+ * datagrams' (no LSM hook runs there).
+ */
+static __always_inline void sbx_owner_set(__u64 *o, __u64 cgid, __u8 proto)
+{
+	__u32 k = SBX_EPOCH_SESSION_PORTS;
+	__u64 *any;
+	bool moved;
+
+	if (*o == cgid)
+		return;
+	/* a socket of another session changes hands: a loopback listener
+	 * remembered as that session's is no longer its own */
+	moved = *o != 0;
+	*o = cgid;
+	if (moved)
+		sbx_bump_epoch(SBX_EPOCH_PORTS);
+	/* from now on outside clients' loopback connects (or datagrams)
+	 * look their listener up (inbound.bpf.c); written once, not per
+	 * socket */
+	any = bpf_map_lookup_elem(&sbx_epoch, &k);
+	if (any && !(*any & sbx_session_ports_bit(proto)))
+		__sync_fetch_and_or(any, sbx_session_ports_bit(proto));
+}
+
 /* the daemon itself is never an outside client to refuse */
 static __always_inline bool sbx_current_is_daemon(void)
 {

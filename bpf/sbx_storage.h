@@ -212,6 +212,11 @@ struct sbx_tscratch {
 	__u64 mknod_dentry;
 	__u64 mknod_cgid;
 	__u64 mknod_ns;
+	/* a verdict of the landlock tier's hooks (network.bpf.c): the
+	 * fentry half decides, the fmod_ret half returns what was decided
+	 * for this object (a socket, a peer) */
+	__u64 ll_key;
+	__s32 ll_ret;
 };
 
 SBX_MAP struct {

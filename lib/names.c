@@ -266,6 +266,11 @@ const char *sbx_builtin_rule_text(uint32_t id)
 	case SBX_RULE_INBOUND_PORT:
 		return "built-in inbound-port: network.inbound_ports lets outside clients reach "
 		       "the session's listener on this port";
+	case SBX_RULE_LANDLOCK:
+		return "built-in landlock: Landlock refused what the policy allows here; the "
+		       "landlock tier grants by place, so a name made next to a denied one since "
+		       "the session began, or a second name of a file in a denied directory, is "
+		       "refused too (docs/FALLBACK.md)";
 	default:
 		return "built-in rule";
 	}
@@ -298,6 +303,7 @@ const char *sbx_builtin_rule_name(uint32_t id)
 		[SBX_RULE_RESERVED_PORT - SBX_RULE_BUILTIN] = "reserved-port",
 		[SBX_RULE_INBOUND - SBX_RULE_BUILTIN] = "inbound",
 		[SBX_RULE_INBOUND_PORT - SBX_RULE_BUILTIN] = "inbound-port",
+		[SBX_RULE_LANDLOCK - SBX_RULE_BUILTIN] = "landlock",
 	};
 	uint32_t i = id - SBX_RULE_BUILTIN;
 

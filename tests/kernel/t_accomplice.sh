@@ -177,7 +177,13 @@ test_allowed_outside_socket_by_rule() {
 	expect "OK" in_session $ACP python3 -c "$AC_CLIENT" dgram /tmp/ac-allowed.sock
 	ac_unlisten
 	ac_listen stream @sbx-ac-allowed-1
-	expect "OK" in_session $ACP python3 -c "$AC_CLIENT" stream @sbx-ac-allowed-1
+	if [ $TIER = landlock ] && [ "$(ll_abi)" -ge 6 ]; then
+		# the rule lets it through, then Landlock's abstract-socket
+		# scope (docs/FALLBACK.md) refuses every name bound outside
+		expect "ERR EPERM" in_session $ACP python3 -c "$AC_CLIENT" stream @sbx-ac-allowed-1
+	else
+		expect "OK" in_session $ACP python3 -c "$AC_CLIENT" stream @sbx-ac-allowed-1
+	fi
 	ac_unlisten
 	ac_listen stream @sbx-ac-other
 	expect "ERR EPERM" in_session $ACP python3 -c "$AC_CLIENT" stream @sbx-ac-other

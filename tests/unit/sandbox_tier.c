@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The protection table doctor prints (user/sandbox/tier.c): on this
- * kernel, and on a 6.1-like one (Landlock ABI 2, no MFD_NOEXEC_SEAL, no
- * cgroup/connect_unix), each row is marked by what the kernel has and
- * bpfsbx uses: "enforced" only where run and the daemon apply it.
+ * kernel, and on a 6.1-like one (Landlock ABI 2, no MFD_NOEXEC_SEAL),
+ * each row is marked by what the kernel has and bpfsbx uses: "enforced"
+ * only where run and the daemon apply it, and the unix rows by whether
+ * the daemon's programs on security_unix_* are pinned.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,13 +31,19 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 	n = sbx_tier_protections(&p, rows, SBX_TIER_ROWS);
 	CU_ASSERT(n > 10 && n <= SBX_TIER_ROWS);
 	for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
-		/* what run and the daemon do not apply is never "enforced" */
-		if (!strncmp(rows[i].what, "unix", 4) ||
-		    !strncmp(rows[i].what, "events for file", 15))
-			CU_ASSERT_EQUAL(rows[i].state, SBX_PROT_NOT_ENFORCED);
+		/* opens and execs only: create, unlink, rename have none */
+		if (!strncmp(rows[i].what, "events for file", 15))
+			CU_ASSERT_EQUAL(rows[i].state, SBX_PROT_PARTIAL);
+		/* not loaded yet: enforced once the programs are, said so */
+		if (!strncmp(rows[i].what, "unix", 4))
+			CU_ASSERT(rows[i].state == SBX_PROT_ENFORCED && rows[i].note &&
+				  strstr(rows[i].note, "once the daemon"));
 		/* the scopes are Landlock's from ABI 6 (landlock.c sets them) */
-		if (!strncmp(rows[i].what, "signals", 7) || !strncmp(rows[i].what, "abstract", 8))
+		if (!strncmp(rows[i].what, "signals", 7))
 			CU_ASSERT_EQUAL(rows[i].state == SBX_PROT_ENFORCED, p.landlock_abi >= 6);
+		if (!strncmp(rows[i].what, "abstract", 8))
+			CU_ASSERT(strstr(rows[i].mechanism, p.landlock_abi >= 6 ? "scope" :
+					 "unix hooks") != NULL);
 		if (!strcmp(rows[i].what, "memfd exec")) {
 			saw_memfd = true;
 			CU_ASSERT_EQUAL(rows[i].state == SBX_PROT_NOT_ENFORCED,
@@ -51,28 +58,37 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 	sbx_tier_probe(&p, false, NULL);
 	CU_ASSERT(!p.lsm_read && !p.bpf_listed);
 
-	/* a 6.1-like kernel: Landlock ABI 2, no MFD_NOEXEC_SEAL, no connect_unix */
+	/* a 6.1-like kernel: Landlock ABI 2, no MFD_NOEXEC_SEAL; with the
+	 * unix programs pinned (6.1 takes them), then refused */
 	p.landlock_abi = 2;
 	p.memfd_noexec = false;
-	p.connect_unix = false;
 	p.seccomp_filter = true;
 	p.cgroup2 = true;
-	n = sbx_tier_protections(&p, rows, SBX_TIER_ROWS);
-	for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
-		bool off = rows[i].state == SBX_PROT_NOT_ENFORCED;
-		bool want_off = !strcmp(rows[i].what, "memfd exec") ||
-			!strcmp(rows[i].what, "truncate") || !strcmp(rows[i].what, "device ioctls") ||
-			!strncmp(rows[i].what, "signals", 7) || !strncmp(rows[i].what, "unix", 4) ||
-			!strncmp(rows[i].what, "abstract", 8) ||
-			!strcmp(rows[i].what, "events for file and exec denials") ||
-			!strcmp(rows[i].what, "events for the never-list");
+	for (p.sec_hooks = 1; p.sec_hooks >= 0; p.sec_hooks--) {
+		n = sbx_tier_protections(&p, rows, SBX_TIER_ROWS);
+		for (unsigned i = 0; i < n && i < SBX_TIER_ROWS; i++) {
+			bool off = rows[i].state == SBX_PROT_NOT_ENFORCED;
+			bool want_off = !strcmp(rows[i].what, "memfd exec") ||
+				!strcmp(rows[i].what, "truncate") ||
+				!strcmp(rows[i].what, "device ioctls") ||
+				!strncmp(rows[i].what, "signals", 7) ||
+				(!p.sec_hooks && (!strncmp(rows[i].what, "unix", 4) ||
+						  !strncmp(rows[i].what, "abstract", 8) ||
+						  !strncmp(rows[i].what, "a session's loopback", 20) ||
+						  !strcmp(rows[i].what, "events for file and exec denials"))) ||
+				!strcmp(rows[i].what, "events for the never-list");
 
-		if (off != want_off)
-			printf("    tier: at ABI 2, \"%s\" is %s\n", rows[i].what,
-			       sbx_prot_state_name(rows[i].state));
-		CU_ASSERT_EQUAL(off, want_off);
-		/* the rest is enforced at ABI 2: files, exec, network, the never-list */
-		CU_ASSERT_EQUAL(rows[i].state == SBX_PROT_ENFORCED, !want_off);
+			if (off != want_off)
+				printf("    tier: at ABI 2, hooks %d, \"%s\" is %s\n", p.sec_hooks,
+				       rows[i].what, sbx_prot_state_name(rows[i].state));
+			CU_ASSERT_EQUAL(off, want_off);
+			/* the rest is enforced at ABI 2: files, exec, network, the
+			 * never-list; the file events in part */
+			CU_ASSERT_EQUAL(rows[i].state == SBX_PROT_NOT_ENFORCED ? 0 :
+					rows[i].state == SBX_PROT_ENFORCED ? 1 : 2,
+					want_off ? 0 : !strcmp(rows[i].what,
+							       "events for file and exec denials") ? 2 : 1);
+		}
 	}
 }
 

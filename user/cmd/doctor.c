@@ -270,6 +270,7 @@ static int cmd_doctor(int argc, char **argv)
 		struct sbx_tier_probe tier;
 
 		sbx_tier_probe(&tier, bpf_lsm, diag.lsm);
+		tier.sec_hooks = sbx_kernel_sec_hooks();
 		printf("\n");
 		sbx_tier_print(stdout, &tier);
 	}

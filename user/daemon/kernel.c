@@ -105,6 +105,16 @@ bool sbx_kernel_pinned(void)
 	return stat(SBX_PIN_DIR "/maps/sbx_sessions", &st) == 0;
 }
 
+int sbx_kernel_sec_hooks(void)
+{
+	struct stat st;
+
+	if (!sbx_kernel_pinned())
+		return -1;
+	return stat(SBX_PIN_DIR "/progs/sbx_ll_unix_stream_connect", &st) == 0 ||
+	       stat(SBX_PIN_DIR "/progs/sbx_unix_stream_connect", &st) == 0;
+}
+
 static int ensure_bpffs(char **err)
 {
 	struct statfs sf;
@@ -379,27 +389,48 @@ static int relink_cgroup_progs(int root_fd, char **err)
 	return rc;
 }
 
+/* the landlock tier's own programs (bpf/network.bpf.c): fentry and
+ * fmod_ret on security_* functions, which need no BPF-LSM */
+static bool landlock_tier_prog(const char *name)
+{
+	return !strncmp(name, "sbx_ll_", 7);
+}
+
 /*
- * The fallback tier (BPF-LSM off): only the cgroup programs load, and they
- * decide IP destinations themselves (sbx_cgroup_decides). The LSM and
- * tracing programs are not loaded at all, so none is pinned either; nor
- * are the inode storage maps, which only LSM programs use and which the
- * kernel cannot make without BPF-LSM's inode blob (EOPNOTSUPP).
+ * The fallback tier (BPF-LSM off): the cgroup programs load, and they
+ * decide IP destinations themselves (sbx_cgroup_decides); with sec_hooks,
+ * so do the unix socket and port decisions on security_* functions. The LSM programs are
+ * not loaded at all, so none is pinned either; nor are the inode storage
+ * maps, which only LSM programs use and which the kernel cannot make
+ * without BPF-LSM's inode blob (EOPNOTSUPP).
  */
-static void cgroup_programs_only(struct sbx_bpf *skel)
+static void landlock_tier_programs(struct sbx_bpf *skel, bool sec_hooks)
 {
 	struct bpf_map *map;
 
 	for (int i = 0; i < skel->skeleton->prog_cnt; i++) {
 		struct bpf_program *p = *skel->skeleton->progs[i].prog;
 
-		if (!sbx_prog_type_is_cgroup(bpf_program__type(p)))
+		if (!sbx_prog_type_is_cgroup(bpf_program__type(p)) &&
+		    !(sec_hooks && landlock_tier_prog(bpf_program__name(p))))
 			bpf_program__set_autoload(p, false);
 	}
 	bpf_object__for_each_map(map, skel->obj)
 		if (bpf_map__type(map) == BPF_MAP_TYPE_INODE_STORAGE)
 			bpf_map__set_autocreate(map, false);
 	skel->rodata->sbx_cgroup_decides = 1;
+}
+
+static void bpf_lsm_tier_programs(struct sbx_bpf *skel)
+{
+	for (int i = 0; i < skel->skeleton->prog_cnt; i++) {
+		struct bpf_program *p = *skel->skeleton->progs[i].prog;
+
+		if (landlock_tier_prog(bpf_program__name(p)))
+			bpf_program__set_autoload(p, false);
+	}
+	/* lsm/socket_create decides the same, and before it */
+	bpf_program__set_autoload(skel->progs.sbx_sock_create, false);
 }
 
 static int load_and_pin(enum sbx_tier tier, char **err)
@@ -418,25 +449,39 @@ static int load_and_pin(enum sbx_tier tier, char **err)
 	rm_tree(tmp);
 	libbpf_set_print(libbpf_quiet);
 
-	skel = sbx_bpf__open();
-	if (!skel) {
-		rc = -errno;
-		*err = sbx_asprintf("opening the BPF object failed: %s", strerror(-rc));
-		return rc;
+	/* the landlock tier tries its programs on security_* first; a
+	 * kernel that refuses them (no BPF trampolines) gets the tier
+	 * without, and doctor's table says so (the pins are what it reads) */
+	for (int with_unix = tier == SBX_TIER_LANDLOCK;; with_unix = 0) {
+		skel = sbx_bpf__open();
+		if (!skel) {
+			rc = -errno;
+			*err = sbx_asprintf("opening the BPF object failed: %s", strerror(-rc));
+			return rc;
+		}
+		skel->rodata->sbx_session_level = 2;
+		skel->rodata->sbx_fmode_backing = fmode_backing_bit();
+		rc = sbx_select_variants(skel->obj, err);
+		if (rc)
+			goto fail;
+		if (tier == SBX_TIER_LANDLOCK)
+			landlock_tier_programs(skel, with_unix);
+		else
+			bpf_lsm_tier_programs(skel);
+		failed_prog[0] = 0;
+		logs = getenv("BPFSBX_DEBUG_LIBBPF") ? NULL : sbx_costs_prepare(skel->obj);
+		rc = sbx_bpf__load(skel);
+		costs = sbx_costs_collect(skel->obj, logs);
+		if (!rc || !with_unix)
+			break;
+		sbx_warn("the landlock tier's programs on security_* do not load here (%s%s): "
+			 "unix sockets and ports are not decided by owner on this kernel",
+			 strerror(-rc), failed_program(costs));
+		sbx_bpf__destroy(skel);
+		json_decref(costs);
+		skel = NULL;
+		costs = NULL;
 	}
-	skel->rodata->sbx_session_level = 2;
-	skel->rodata->sbx_fmode_backing = fmode_backing_bit();
-	rc = sbx_select_variants(skel->obj, err);
-	if (rc)
-		goto fail;
-	if (tier == SBX_TIER_LANDLOCK)
-		cgroup_programs_only(skel);
-	else	/* lsm/socket_create decides the same, and before it */
-		bpf_program__set_autoload(skel->progs.sbx_sock_create, false);
-	failed_prog[0] = 0;
-	logs = getenv("BPFSBX_DEBUG_LIBBPF") ? NULL : sbx_costs_prepare(skel->obj);
-	rc = sbx_bpf__load(skel);
-	costs = sbx_costs_collect(skel->obj, logs);
 	if (rc) {
 		*err = sbx_asprintf("loading the BPF programs failed (%s)%s; set "
 				    "BPFSBX_DEBUG_LIBBPF=1 for the verifier log", strerror(-rc),

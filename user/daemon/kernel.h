@@ -25,6 +25,10 @@ struct sbx_kernel {
 };
 
 bool sbx_kernel_pinned(void);
+/* whether the pinned programs decide unix sockets by listener and ports
+ * by owner (either tier's): 1 yes, 0 no, -1 nothing pinned (or bpffs not
+ * readable) */
+int sbx_kernel_sec_hooks(void);
 /* Adopt the pinned state or, if there is none and load is true, load
  * and pin the programs and maps atomically (no links: sbx_kernel_attach).
  * On failure nothing is left behind. Without BPF-LSM (not built, or not in

@@ -3,9 +3,8 @@
  * tier.c - which tier this kernel allows, and the fallback tier's
  * protections on it, each with the mechanism it rests on. Every row is
  * decided by a probe of the running kernel (a syscall, securityfs, the
- * mount table) or, where no probe is possible without privilege
- * (cgroup/connect_unix), by the kernel version that brought it. A row says
- * "enforced" only where run and the daemon use the mechanism.
+ * mount table, the daemon's pins). A row says "enforced" only where run
+ * and the daemon use the mechanism.
  */
 #include <errno.h>
 #include <linux/landlock.h>
@@ -52,7 +51,7 @@ void sbx_tier_probe(struct sbx_tier_probe *p, bool bpf_lsm_ok, const char *lsm)
 	free(err);
 	p->memfd_noexec = sbx_memfd_noexec_known();
 	p->cgroup2 = cgroup2_mounted();
-	p->connect_unix = p->kmajor > 6 || (p->kmajor == 6 && p->kminor >= 7);
+	p->sec_hooks = -1;
 	if (bpf_lsm_ok)
 		p->tier = SBX_TIER_BPF_LSM;
 	/* a kernel that lists bpf but refuses its programs is lockdown or a
@@ -97,7 +96,7 @@ static enum sbx_prot_state have(bool yes)
 unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protection *rows,
 			      unsigned max)
 {
-	bool sc = p->seccomp_filter, ll = p->landlock_abi >= 1;
+	bool sc = p->seccomp_filter, ll = p->landlock_abi >= 1, hooks = p->sec_hooks != 0;
 	int abi = p->landlock_abi;
 	unsigned k = 0;
 
@@ -143,22 +142,36 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	/* network */
 	ROW("IP connects and sends, DNS redirect, loopback listeners",
 	    "cgroup/connect4/6, sendmsg4/6", have(p->cgroup2), NULL);
+	ROW("a session's loopback listener reached by a client outside every session; "
+	    "network.reserved_ports bound in a session", hooks ? "fentry and fmod_ret on "
+	    "security_socket_bind and security_socket_listen, cgroup/sendmsg4/6 (whose a port "
+	    "is), cgroup/connect4/6 and sendmsg4/6 on the cgroup root: EPERM, with an event" :
+	    "none: the kernel refused the daemon's programs on security_socket_*",
+	    have(hooks && p->cgroup2), NULL);
 	ROW("socket families (raw, packet, netlink, ...)", "cgroup/sock_create for IPv4 and IPv6 "
 	    "(EPERM, with an event); seccomp for the other families (EPERM, no event)",
 	    have(p->cgroup2 && sc), NULL);
+	ROW("unix sockets by listener (pathname and abstract): the daemon's, an approver's, "
+	    "one outside the session only by the policy's connect rules; a session's own "
+	    "socket reached from outside only by network.inbound", hooks ? "fentry and "
+	    "fmod_ret on security_unix_stream_connect and security_unix_may_send (BPF "
+	    "trampolines, no BPF-LSM): EPERM, with an event" : "none: the kernel refused the "
+	    "daemon's programs on security_unix_* (its log says why)", have(hooks),
+	    p->sec_hooks < 0 ? "once the daemon has loaded its programs; a kernel without BPF "
+	    "trampolines refuses them, and this row then says so" : NULL);
 	ROW("abstract unix sockets bound outside the session", abi >= 6 ? "Landlock abstract-socket "
-	    "scope (ABI 6): EPERM" : "none: Landlock ABI 6 has the abstract-socket scope",
-	    have(abi >= 6), abi >= 6 ? "every one, whatever the policy allows (\"@name\" rules "
-	    "are not honoured on this tier)" : NULL);
-	ROW("unix sockets by listener (pathname sockets)", p->connect_unix ? "cgroup/connect_unix, "
-	    "sendmsg_unix (6.7), not loaded yet" : "none: cgroup/connect_unix is 6.7",
-	    SBX_PROT_NOT_ENFORCED, "pathname sockets are files: Landlock decides who may make "
-	    "them (MAKE_SOCK), not who may connect");
+	    "scope (ABI 6): EPERM, after the rules above" : hooks ? "the unix hooks above, by "
+	    "\"@name\" rules" : "none: Landlock ABI 6 has the abstract-socket scope",
+	    have(abi >= 6 || hooks), abi >= 6 ? "every one, whatever the policy allows (\"@name\" "
+	    "rules are not honoured where the scope is)" : NULL);
 
 	/* events */
 	ROW("events for network denials", "the cgroup programs", have(p->cgroup2), NULL);
-	ROW("events for file and exec denials", abi >= 7 ? "Landlock audit records (ABI 7), not "
-	    "read yet" : "none: Landlock audit is ABI 7", SBX_PROT_NOT_ENFORCED,
+	ROW("events for file and exec denials", hooks ? "fexit on security_file_open: "
+	    "Landlock's refusal of an open or exec, with the policy's rule (or built-in "
+	    "landlock)" : "none: the kernel refused the daemon's programs on security_*",
+	    hooks ? SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED, hooks ? "a refused create, "
+	    "unlink, rename or link (Landlock's path hooks) has no event" :
 	    "silent in the kernel: only the connectors report them");
 	ROW("events for the never-list", "none: seccomp's EPERM is silent", SBX_PROT_NOT_ENFORCED,
 	    "refused, but no event");

@@ -33,7 +33,11 @@ struct sbx_tier_probe {
 	bool seccomp_filter;	/* the never-list filter can be built here */
 	bool memfd_noexec;	/* MFD_NOEXEC_SEAL is known (6.3) */
 	bool cgroup2;		/* cgroup v2 is mounted */
-	bool connect_unix;	/* cgroup/connect_unix, sendmsg_unix (6.7) */
+	/* the daemon's fentry and fmod_ret programs on security_unix_*,
+	 * security_socket_bind and _listen (bpf/network.bpf.c): 1 pinned, 0
+	 * the kernel refused them, -1 not known (nothing loaded, or not
+	 * readable); set by the caller */
+	int sec_hooks;
 	enum sbx_tier tier;
 };
 
@@ -64,7 +68,7 @@ struct sbx_protection {
  * network and events. Returns the number of rows written to rows (at most
  * max; SBX_TIER_ROWS is enough).
  */
-#define SBX_TIER_ROWS	28
+#define SBX_TIER_ROWS	30
 unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protection *rows,
 			      unsigned max);
 const char *sbx_prot_state_name(enum sbx_prot_state s);
