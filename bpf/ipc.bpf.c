@@ -80,51 +80,79 @@ static __always_inline int sbx_ipc_check(struct kern_ipc_perm *perm)
 	return -EPERM;
 }
 
-/* one program per hook: a program's name says which use it saw (bpftool
- * prog, the verifier budgets); ... are the hook's arguments after perm */
-#define SBX_IPC_ALLOC(hook, name)					\
-	SEC("lsm/" #hook)						\
-	int BPF_PROG(name, struct kern_ipc_perm *perm, int ret)		\
+/*
+ * One program per hook: a program's name says which use it saw (bpftool
+ * prog, the verifier budgets); ... are the hook's arguments after perm.
+ * Each has a twin for the landlock tier (BPF-LSM off), named sbx_ll_*, on
+ * the security_* function that calls the hook: fmod_ret where it decides
+ * (the same context, the same return), fentry where it only forgets. The
+ * owners are in hash maps, which every program type may use.
+ */
+#define SBX_IPC_ALLOC(hook, fn, name)					\
+	static __always_inline int sbx_##name##_do(struct kern_ipc_perm *perm, int ret) \
 	{								\
 		return ret ?: sbx_ipc_alloc(perm);			\
-	}
-#define SBX_IPC_FREE(hook, name)					\
+	}								\
 	SEC("lsm/" #hook)						\
-	int BPF_PROG(name, struct kern_ipc_perm *perm)			\
+	int BPF_PROG(sbx_##name, struct kern_ipc_perm *perm, int ret)	\
+	{								\
+		return sbx_##name##_do(perm, ret);			\
+	}								\
+	SEC("fmod_ret/" #fn)						\
+	int BPF_PROG(sbx_ll_##name, struct kern_ipc_perm *perm, int ret)	\
+	{								\
+		return sbx_##name##_do(perm, ret);			\
+	}
+#define SBX_IPC_FREE(hook, fn, name)					\
+	SEC("lsm/" #hook)						\
+	int BPF_PROG(sbx_##name, struct kern_ipc_perm *perm)		\
+	{								\
+		sbx_ipc_forget(&sbx_ipc_owner, perm);			\
+		return 0;						\
+	}								\
+	SEC("fentry/" #fn)						\
+	int BPF_PROG(sbx_ll_##name, struct kern_ipc_perm *perm)		\
 	{								\
 		sbx_ipc_forget(&sbx_ipc_owner, perm);			\
 		return 0;						\
 	}
-#define SBX_IPC_CHECK(hook, name, ...)					\
+#define SBX_IPC_CHECK(hook, fn, name, ...)				\
 	SEC("lsm/" #hook)						\
-	int BPF_PROG(name, struct kern_ipc_perm *perm, __VA_ARGS__, int ret)	\
+	int BPF_PROG(sbx_##name, struct kern_ipc_perm *perm, __VA_ARGS__, int ret)	\
+	{								\
+		return ret ?: sbx_ipc_check(perm);			\
+	}								\
+	SEC("fmod_ret/" #fn)						\
+	int BPF_PROG(sbx_ll_##name, struct kern_ipc_perm *perm, __VA_ARGS__, int ret)	\
 	{								\
 		return ret ?: sbx_ipc_check(perm);			\
 	}
 
-SBX_IPC_ALLOC(msg_queue_alloc_security, sbx_msq_alloc)
-SBX_IPC_ALLOC(sem_alloc_security, sbx_sem_alloc)
-SBX_IPC_ALLOC(shm_alloc_security, sbx_shm_alloc)
+SBX_IPC_ALLOC(msg_queue_alloc_security, security_msg_queue_alloc, msq_alloc)
+SBX_IPC_ALLOC(sem_alloc_security, security_sem_alloc, sem_alloc)
+SBX_IPC_ALLOC(shm_alloc_security, security_shm_alloc, shm_alloc)
 
 /* freed after an RCU grace period: the address is not reused before */
-SBX_IPC_FREE(msg_queue_free_security, sbx_msq_free)
-SBX_IPC_FREE(sem_free_security, sbx_sem_free)
-SBX_IPC_FREE(shm_free_security, sbx_shm_free)
+SBX_IPC_FREE(msg_queue_free_security, security_msg_queue_free, msq_free)
+SBX_IPC_FREE(sem_free_security, security_sem_free, sem_free)
+SBX_IPC_FREE(shm_free_security, security_shm_free, shm_free)
 
-SBX_IPC_CHECK(ipc_permission, sbx_ipc_permission, short flag)
-SBX_IPC_CHECK(msg_queue_associate, sbx_msq_associate, int flg)
-SBX_IPC_CHECK(msg_queue_msgctl, sbx_msq_msgctl, int cmd)
-SBX_IPC_CHECK(msg_queue_msgsnd, sbx_msq_msgsnd, struct msg_msg *msg, int flg)
+SBX_IPC_CHECK(ipc_permission, security_ipc_permission, ipc_permission, short flag)
+SBX_IPC_CHECK(msg_queue_associate, security_msg_queue_associate, msq_associate, int flg)
+SBX_IPC_CHECK(msg_queue_msgctl, security_msg_queue_msgctl, msq_msgctl, int cmd)
+SBX_IPC_CHECK(msg_queue_msgsnd, security_msg_queue_msgsnd, msq_msgsnd, struct msg_msg *msg,
+	      int flg)
 /* also run by a sender for each receiver it hands a message to: decided
  * on the task that runs it, as every hook here */
-SBX_IPC_CHECK(msg_queue_msgrcv, sbx_msq_msgrcv, struct msg_msg *msg, struct task_struct *target,
-	      long type, int mode)
-SBX_IPC_CHECK(sem_associate, sbx_sem_associate, int flg)
-SBX_IPC_CHECK(sem_semctl, sbx_sem_semctl, int cmd)
-SBX_IPC_CHECK(sem_semop, sbx_sem_semop, struct sembuf *sops, unsigned int nsops, int alter)
-SBX_IPC_CHECK(shm_associate, sbx_shm_associate, int flg)
-SBX_IPC_CHECK(shm_shmctl, sbx_shm_shmctl, int cmd)
-SBX_IPC_CHECK(shm_shmat, sbx_shm_shmat, char *shmaddr, int flg)
+SBX_IPC_CHECK(msg_queue_msgrcv, security_msg_queue_msgrcv, msq_msgrcv, struct msg_msg *msg,
+	      struct task_struct *target, long type, int mode)
+SBX_IPC_CHECK(sem_associate, security_sem_associate, sem_associate, int flg)
+SBX_IPC_CHECK(sem_semctl, security_sem_semctl, sem_semctl, int cmd)
+SBX_IPC_CHECK(sem_semop, security_sem_semop, sem_semop, struct sembuf *sops, unsigned int nsops,
+	      int alter)
+SBX_IPC_CHECK(shm_associate, security_shm_associate, shm_associate, int flg)
+SBX_IPC_CHECK(shm_shmctl, security_shm_shmctl, shm_shmctl, int cmd)
+SBX_IPC_CHECK(shm_shmat, security_shm_shmat, shm_shmat, char *shmaddr, int flg)
 
 /* ---- named FIFOs and POSIX message queues ---------------------------------- */
 
@@ -264,13 +292,10 @@ int BPF_PROG(sbx_fifo_open, struct file *file, int ret)
  * The user's own keyrings (@u, @us) are made on first use by whoever
  * touches them first, maybe a session: they are always outside.
  */
-SEC("lsm/key_alloc")
-int BPF_PROG(sbx_key_alloc, struct key *key, const struct cred *cred, unsigned long flags, int ret)
+static __always_inline int sbx_key_alloc_do(struct key *key, unsigned long flags)
 {
 	__u64 k = (__u64)key, owner = 0, cgid = 0;
 
-	if (ret)
-		return ret;
 	if (sbx_maybe_in_session() && sbx_session_lookup(&cgid) &&
 	    !(flags & KEY_ALLOC_UID_KEYRING))
 		owner = cgid;
@@ -282,6 +307,19 @@ int BPF_PROG(sbx_key_alloc, struct key *key, const struct cred *cred, unsigned l
 		bpf_map_delete_elem(&sbx_key_owner, &k);
 	}
 	return 0;
+}
+
+SEC("lsm/key_alloc")
+int BPF_PROG(sbx_key_alloc, struct key *key, const struct cred *cred, unsigned long flags, int ret)
+{
+	return ret ?: sbx_key_alloc_do(key, flags);
+}
+
+SEC("fmod_ret/security_key_alloc")
+int BPF_PROG(sbx_ll_key_alloc, struct key *key, const struct cred *cred, unsigned long flags,
+	     int ret)
+{
+	return ret ?: sbx_key_alloc_do(key, flags);
 }
 
 /* 6.1 only (6.12 has no key_free hook): the loader keeps it where it fits
@@ -302,8 +340,7 @@ int BPF_PROG(sbx_key_free, struct key *key)
  * rejected at the load), so it is read as a number out of the context,
  * and the program is written without BPF_PROG, which would load it.
  */
-SEC("lsm/key_permission")
-int sbx_key_permission(unsigned long long *ctx)
+static __always_inline int sbx_key_permission_do(unsigned long long *ctx)
 {
 	int ret = (int)ctx[3];
 	__u32 need_perm = (__u32)ctx[2];
@@ -332,4 +369,18 @@ int sbx_key_permission(unsigned long long *ctx)
 		sbx_event_send(e);
 	}
 	return -EPERM;
+}
+
+SEC("lsm/key_permission")
+int sbx_key_permission(unsigned long long *ctx)
+{
+	return sbx_key_permission_do(ctx);
+}
+
+/* the landlock tier's twin: fmod_ret's context is the hook's, with the
+ * return after the three arguments */
+SEC("fmod_ret/security_key_permission")
+int sbx_ll_key_permission(unsigned long long *ctx)
+{
+	return sbx_key_permission_do(ctx);
 }

@@ -83,6 +83,16 @@ test_sysv_own_objects_work_and_stay_the_sessions() {
 # shown under redteam.yaml, whose files default is allow.
 test_posix_message_queue_outside_is_refused() {
 	as_user $SBXT mq make /sbx-ipc-q >/dev/null || fail "mq_open outside"
+	if [ $TIER = landlock ]; then
+		# the mqueue mount has no Landlock rule: every queue is refused,
+		# the session's own too (stricter; docs/FALLBACK.md), no event
+		expect "ERR EACCES" in_session $POL/redteam.yaml $SBXT mq send /sbx-ipc-q leak
+		expect "ERR EACCES" ipc_user $SBXT mq recv /sbx-ipc-q
+		expect "ERR EAGAIN" as_user $SBXT mq recv /sbx-ipc-q
+		out=$(in_session $POL/redteam.yaml $SBXT mq own /sbx-ipc-own 2>&1) || true
+		[ "$out" = "ERR EACCES" ] || fail "a queue of the session's own: '$out'"
+		return 0
+	fi
 	expect "ERR EPERM" in_session $POL/redteam.yaml $SBXT mq send /sbx-ipc-q leak
 	expect "ERR EPERM" in_session $POL/redteam.yaml $SBXT mq recv /sbx-ipc-q
 	expect "ERR EPERM" ipc_user $SBXT mq send /sbx-ipc-q leak
@@ -107,6 +117,7 @@ fifo_reader() {
 }
 
 test_fifo_made_outside_is_refused() {
+	[ $TIER = bpf-lsm ] || skip "FIFOs are decided by path on the landlock tier (Landlock), not by who made them: that needs inode storage, which only BPF-LSM has (docs/FALLBACK.md)"
 	fifo_reader /tmp/ipc.fifo
 	expect "ERR EPERM" ipc_user $SBXT write /tmp/ipc.fifo leak
 	# the other direction: a writer outside, a reader in the session
@@ -128,6 +139,7 @@ test_fifo_made_in_session_and_pipes_work() {
 	rm -f /tmp/ipc-own.fifo $PROJ/own.fifo
 	expect "mine" ipc_user sh -c 'mkfifo /tmp/ipc-own.fifo && { cat /tmp/ipc-own.fifo & } &&
 		echo mine >/tmp/ipc-own.fifo; wait'
+	[ $TIER = bpf-lsm ] || skip "the project root refuses new names on the landlock tier, and FIFOs are not told apart by maker there (docs/FALLBACK.md)"
 	# on the overlay root too (the project), reopened by a second process
 	expect "mine" ipc_user sh -c "mkfifo $PROJ/own.fifo && { cat $PROJ/own.fifo & } &&
 		sh -c 'echo mine >$PROJ/own.fifo'; wait"
@@ -206,6 +218,14 @@ priv_fixture() {
 
 test_exec_gaining_privileges_is_refused() {
 	priv_fixture
+	if [ $TIER = landlock ]; then
+		# run sets no_new_privs: the programs run and gain nothing
+		out=$(ipc_user /srv/sbx/open/capcat /root/ipc-secret 2>&1) && fail "capcat read it: $out"
+		case $out in *CAP-MARKER*) fail "file capabilities leaked: $out" ;; esac
+		ipc_user /srv/sbx/open/suid | grep -q "euid=0" && fail "setuid gained root"
+		ipc_user /srv/sbx/open/sgid | grep -q "egid=0" && fail "setgid gained root's group"
+		return 0
+	fi
 	out=$(ipc_user /srv/sbx/open/capcat /root/ipc-secret 2>&1) && fail "capcat ran: $out"
 	case $out in *CAP-MARKER*) fail "file capabilities leaked: $out" ;; esac
 	expect "ERR EPERM" ipc_user $SBXT exec /srv/sbx/open/capcat
@@ -225,6 +245,7 @@ test_exec_gaining_nothing_or_allowed_runs() {
 	ipc_user /srv/sbx/open/mysuid | grep -q "uid=$TUID" || fail "own setuid file refused"
 	ipc_user setpriv --no-new-privs /srv/sbx/open/suid | grep -q "uid=$TUID" ||
 		fail "setuid under no_new_privs refused"
+	[ $TIER = bpf-lsm ] || skip "sandbox.setuid_exec: allow cannot be honoured on the landlock tier: run sets no_new_privs"
 	[ "$(in_session $IPCP /srv/sbx/open/capcat /root/ipc-secret)" = CAP-MARKER ] ||
 		fail "file capabilities refused although setuid_exec: allow"
 	in_session $IPCP /srv/sbx/open/suid | grep -q "euid=0" || fail "setuid refused although allowed"

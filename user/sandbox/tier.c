@@ -165,6 +165,21 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    have(abi >= 6 || hooks), abi >= 6 ? "every one, whatever the policy allows (\"@name\" "
 	    "rules are not honoured where the scope is)" : NULL);
 
+	/* accomplices without sockets */
+	ROW("SysV message queues, semaphores and shared memory made outside the session",
+	    hooks ? "fmod_ret on security_ipc_permission and the security_msg_queue_*, sem_* "
+	    "and shm_* checks: EPERM, with an event" : "none: the kernel refused the daemon's "
+	    "programs on security_*", have(hooks), NULL);
+	ROW("kernel keys and keyrings made outside the session", hooks ? "fmod_ret on "
+	    "security_key_alloc and security_key_permission: EPERM, with an event" :
+	    "none: the kernel refused the daemon's programs on security_*", have(hooks), NULL);
+
+	ROW("named FIFOs and POSIX message queues made outside the session", ll ? "Landlock: "
+	    "a FIFO by its path, as a file; every POSIX message queue refused (the mqueue "
+	    "mount has no rule), the session's own too" : "none", ll ? SBX_PROT_PARTIAL :
+	    SBX_PROT_NOT_ENFORCED, "a FIFO outside that the policy lets the session write (in "
+	    "/tmp, say) is reachable: who made it is not known without BPF-LSM's inode storage");
+
 	/* events */
 	ROW("events for network denials", "the cgroup programs", have(p->cgroup2), NULL);
 	ROW("events for file and exec denials", hooks ? "fexit on security_file_open: "
