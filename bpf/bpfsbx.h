@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 8
+#define SBX_ABI_VERSION 9
 
 /* ---- verdicts -------------------------------------------------------- */
 
