@@ -246,19 +246,14 @@ int BPF_PROG(sbx_fifo_instantiate, struct dentry *dentry, struct inode *inode)
  * only through /proc/self/fd (`> /dev/stdout`), are the session's stdio or
  * its own, and /proc/PID/fd of processes outside is refused already.
  */
-SEC("lsm/file_open")
-int BPF_PROG(sbx_fifo_open, struct file *file, int ret)
+static __always_inline int sbx_chan_open(struct file *file, __u64 owner)
 {
 	struct vfsmount *mnt;
 	struct sbx_session *s;
 	struct sbx_file_io *io;
-	__u64 cgid = 0, *owner;
+	__u64 cgid = 0;
 	bool mq;
 
-	if (ret)
-		return ret;
-	if (!sbx_is_chan(file->f_inode) || !sbx_maybe_in_session())
-		return 0;
 	s = sbx_session_lookup(&cgid);
 	if (!s)
 		return 0;
@@ -267,8 +262,7 @@ int BPF_PROG(sbx_fifo_open, struct file *file, int ret)
 	if (!mq && sbx_internal_mount(mnt))
 		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
-	owner = bpf_inode_storage_get(&sbx_chan_owner, file->f_inode, 0, 0);
-	if (owner && *owner == cgid)
+	if (owner == cgid)
 		return 0;
 	if (mq)
 		return sbx_file_refuse(s, cgid, mnt, file->f_path.dentry, SBX_ACC_CONNECT,
@@ -283,6 +277,63 @@ int BPF_PROG(sbx_fifo_open, struct file *file, int ret)
 	if (io->rule[SBX_ACC_CONNECT] == SBX_RULE_LISTENER_OUTSIDE)
 		io->rule[SBX_ACC_CONNECT] = SBX_RULE_IPC_OUTSIDE;	/* the default */
 	return sbx_file_report(io);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(sbx_fifo_open, struct file *file, int ret)
+{
+	__u64 *owner;
+
+	if (ret)
+		return ret;
+	if (!sbx_is_chan(file->f_inode) || !sbx_maybe_in_session())
+		return 0;
+	owner = bpf_inode_storage_get(&sbx_chan_owner, file->f_inode, 0, 0);
+	return sbx_chan_open(file, owner ? *owner : 0);
+}
+
+/*
+ * The landlock tier has no inode storage: the maker of a FIFO is kept by
+ * the inode's address (sbx_fifo_maker), written when vfs_mknod returns
+ * with the FIFO in place (overlayfs calls it twice, for the overlay
+ * inode and the upper one: both are the session's). A POSIX message
+ * queue is not recorded: Landlock refuses every one there.
+ */
+SEC("fexit/vfs_mknod")
+int BPF_PROG(sbx_ll_fifo_made, void *idmap, struct inode *dir, struct dentry *dentry,
+	     umode_t mode, unsigned int dev, int ret)
+{
+	struct sbx_fifo_maker m = {};
+	struct inode *inode;
+	__u64 k;
+
+	if (ret || (mode & S_IFMT) != S_IFIFO || !sbx_maybe_in_session() ||
+	    !sbx_session_lookup(&m.cgid))
+		return 0;
+	inode = BPF_CORE_READ(dentry, d_inode);
+	if (!inode)
+		return 0;
+	k = (__u64)inode;
+	m.ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_map_update_elem(&sbx_fifo_maker, &k, &m, BPF_ANY))
+		sbx_stat_inc(SBX_STAT_ERRORS);	/* it stays outside: refused */
+	return 0;
+}
+
+/* a map lookup, no socket storage: one fmod_ret program does it all */
+SEC("fmod_ret/security_file_open")
+int BPF_PROG(sbx_ll_fifo_open, struct file *file, int ret)
+{
+	struct sbx_fifo_maker *m;
+	__u64 k;
+
+	if (ret)
+		return ret;
+	if (!sbx_is_chan(file->f_inode) || !sbx_maybe_in_session())
+		return 0;
+	k = (__u64)file->f_inode;
+	m = bpf_map_lookup_elem(&sbx_fifo_maker, &k);
+	return sbx_chan_open(file, m && m->ino == file->f_inode->i_ino ? m->cgid : 0);
 }
 
 /* ---- kernel keys ------------------------------------------------------------ */

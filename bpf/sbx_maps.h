@@ -171,6 +171,25 @@ SBX_MAP struct {
 	__type(value, __u64);
 } sbx_key_owner SEC(".maps");
 
+/*
+ * The landlock tier's FIFO makers (ipc.bpf.c), where no inode storage
+ * exists: a FIFO's inode (struct inode *) -> the session that made it,
+ * with the inode's number, so that an address freed and given to another
+ * inode does not keep the old FIFO's session. LRU: an entry that aged out
+ * reads as outside (fail closed).
+ */
+struct sbx_fifo_maker {
+	__u64 cgid;
+	__u64 ino;
+};
+
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct sbx_fifo_maker);
+} sbx_fifo_maker SEC(".maps");
+
 /* ~0 when unreadable: never the epoch of a remembered verdict (those
  * are not stored then) */
 static __always_inline __u64 sbx_read_epoch(__u32 k)

@@ -174,11 +174,15 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    "security_key_alloc and security_key_permission: EPERM, with an event" :
 	    "none: the kernel refused the daemon's programs on security_*", have(hooks), NULL);
 
-	ROW("named FIFOs and POSIX message queues made outside the session", ll ? "Landlock: "
-	    "a FIFO by its path, as a file; every POSIX message queue refused (the mqueue "
-	    "mount has no rule), the session's own too" : "none", ll ? SBX_PROT_PARTIAL :
-	    SBX_PROT_NOT_ENFORCED, "a FIFO outside that the policy lets the session write (in "
-	    "/tmp, say) is reachable: who made it is not known without BPF-LSM's inode storage");
+	ROW("named FIFOs made outside the session", hooks ? "fexit on vfs_mknod (who made "
+	    "it), fmod_ret on security_file_open: EPERM, with an event" : ll ? "Landlock: by "
+	    "its path, as a file" : "none", hooks ? SBX_PROT_ENFORCED : ll ? SBX_PROT_PARTIAL :
+	    SBX_PROT_NOT_ENFORCED, hooks ? NULL : "a FIFO outside that the policy lets the "
+	    "session write (in /tmp, say) is reachable");
+	ROW("POSIX message queues made outside the session", hooks ? "fmod_ret on "
+	    "security_file_open: EPERM, with an event" : ll ? "Landlock (the mqueue mount has "
+	    "no rule): EACCES" : "none", have(hooks || ll), "every queue, the session's own "
+	    "too: who made one is not recorded on this tier");
 
 	/* events */
 	ROW("events for network denials", "the cgroup programs", have(p->cgroup2), NULL);
