@@ -8,6 +8,7 @@
 #include "sbx_tty.h"
 
 #define RENAME_EXCHANGE (1 << 1)
+#define SBX_PFA_NO_NEW_PRIVS	(1ul << 0)	/* PFA_NO_NEW_PRIVS, include/linux/sched.h */
 
 SEC("lsm/file_open")
 int BPF_PROG(sbx_file_open, struct file *file, int ret)
@@ -59,6 +60,78 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 								       SBX_OP_OPEN_READ);
 }
 
+/* The classes an open asks for, and its operation for the event. */
+static __always_inline __u8 sbx_ll_open_acc(struct file *file, __u16 *op)
+{
+	__u32 fmode = file->f_mode, flags = file->f_flags;
+	__u8 acc = 0;
+
+	if ((fmode & FMODE_EXEC) || (flags & __FMODE_EXEC)) {
+		*op = SBX_OP_EXEC;
+		return SBX_ACCBIT(SBX_ACC_EXEC);
+	}
+	if (fmode & FMODE_READ)
+		acc |= SBX_ACCBIT(SBX_ACC_READ);
+	if ((fmode & FMODE_WRITE) || (flags & (O_TRUNC | O_APPEND)))
+		acc |= SBX_ACCBIT(SBX_ACC_WRITE);
+	*op = (acc & SBX_ACCBIT(SBX_ACC_WRITE)) ? SBX_OP_OPEN_WRITE : SBX_OP_OPEN_READ;
+	return acc;
+}
+
+/*
+ * The landlock tier, where the policy asks for a read or exec: run's plan
+ * lets Landlock grant those (asks_in_kernel), and this decides them as
+ * the full tier does, so that a person's approval (a grant in a map)
+ * reaches the running session. Only the asks: an allow or a deny is
+ * Landlock's (a deny then gets its event from sbx_ll_file_refused). No
+ * verdict cache: inode storage needs BPF-LSM, so each such open walks.
+ */
+SEC("fmod_ret/security_file_open")
+int BPF_PROG(sbx_ll_file_ask, struct file *file, int ret)
+{
+	struct sbx_file_io *io;
+	struct sbx_session *s;
+	__u64 cgid = 0;
+	bool asked = false;
+	__u16 op;
+	__u8 acc;
+
+	if (ret || !sbx_maybe_in_session())
+		return ret;
+	s = sbx_session_lookup(&cgid);
+	if (!s || !(s->pol.flags & SBX_PF_FILE_ASKS))
+		return 0;
+	/* run itself, in the session and not yet confined: its plan reads
+	 * the home directory. Everything that runs in the session after it
+	 * has no_new_privs, which run sets before Landlock and nobody can
+	 * clear. */
+	if (!(bpf_get_current_task_btf()->atomic_flags & SBX_PFA_NO_NEW_PRIVS))
+		return 0;
+	/* a write ask is a deny here, Landlock's */
+	acc = sbx_ll_open_acc(file, &op) & ~SBX_ACCBIT(SBX_ACC_WRITE);
+	if (!acc)
+		return 0;
+	if (sbx_fmode_backing && (file->f_mode & sbx_fmode_backing))
+		return 0;
+	if (file->f_path.dentry->d_inode != file->f_inode || sbx_internal_mount(file->f_path.mnt))
+		return 0;
+	io = sbx_file_io_get(s, cgid, file->f_path.mnt, file->f_path.dentry, acc,
+			     op == SBX_OP_EXEC ? op : SBX_OP_OPEN_READ);
+	if (!io)
+		return -EPERM;
+	sbx_file_walk(io);
+#pragma unroll
+	for (int a = 0; a < SBX_ACC_MAX; a++) {
+		if (!(acc & SBX_ACCBIT(a)))
+			continue;
+		if (io->v[a] == SBX_V_ASK)
+			asked = true;
+		else
+			io->v[a] = SBX_V_NONE;	/* Landlock's */
+	}
+	return asked ? sbx_file_report(io) : 0;
+}
+
 /*
  * The landlock tier: Landlock refuses a session's open or exec in
  * security_file_open, and tells no one before ABI 7. EACCES from there is
@@ -73,29 +146,17 @@ int BPF_PROG(sbx_ll_file_refused, struct file *file, int ret)
 {
 	struct sbx_file_io *io;
 	struct sbx_session *s;
-	__u32 fmode, flags;
 	__u64 cgid = 0;
 	bool denied = false;
-	__u8 acc = 0;
 	__u16 op;
+	__u8 acc;
 
 	if (ret != -EACCES || !sbx_maybe_in_session())
 		return 0;
 	s = sbx_session_lookup(&cgid);
 	if (!s)
 		return 0;
-	fmode = file->f_mode;
-	flags = file->f_flags;
-	if ((fmode & FMODE_EXEC) || (flags & __FMODE_EXEC)) {
-		acc = SBX_ACCBIT(SBX_ACC_EXEC);
-		op = SBX_OP_EXEC;
-	} else {
-		if (fmode & FMODE_READ)
-			acc |= SBX_ACCBIT(SBX_ACC_READ);
-		if ((fmode & FMODE_WRITE) || (flags & (O_TRUNC | O_APPEND)))
-			acc |= SBX_ACCBIT(SBX_ACC_WRITE);
-		op = (acc & SBX_ACCBIT(SBX_ACC_WRITE)) ? SBX_OP_OPEN_WRITE : SBX_OP_OPEN_READ;
-	}
+	acc = sbx_ll_open_acc(file, &op);
 	if (!acc)
 		return 0;
 	io = sbx_file_io_get(s, cgid, file->f_path.mnt, file->f_path.dentry, acc, op);

@@ -142,6 +142,14 @@ int compile_layer(const struct sbx_policy *p, uint32_t policy_id, struct sbx_com
 	h->loopback_outside = p->loopback_rule ? p->loopback_verdict : SBX_V_ASK;
 	h->loopback_rule = p->loopback_rule ? p->loopback_rule : SBX_RULE_LOOPBACK_OUTSIDE;
 	h->flags |= p->sandbox_flags;
+	/* whether a read or exec of some file may be asked (the landlock tier
+	 * then decides those opens in the kernel, files.bpf.c) */
+	if (p->file_default[SBX_ACC_READ] == SBX_V_ASK || p->file_default[SBX_ACC_EXEC] == SBX_V_ASK)
+		h->flags |= SBX_PF_FILE_ASKS;
+	for (size_t i = 0; i < p->n_frules; i++)
+		if (p->frules[i].verdict == SBX_V_ASK &&
+		    (p->frules[i].access & (SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_EXEC))))
+			h->flags |= SBX_PF_FILE_ASKS;
 	h->netlink_allow = SBX_NETLINK_DEFAULT | p->netlink_allow;
 	h->family_allow = p->family_allow;
 	for (size_t i = 0; i < p->n_keep_env; i++) {

@@ -3,8 +3,9 @@
  * landlock.c - a compiled policy as a Landlock ruleset (policy/landlock.h).
  *
  * The oracle is sbx_decide_path(): every entry the plan grants gets what
- * the BPF-LSM tier decides for it (ask counts as deny: this tier has no
- * approval path yet), so the two tiers can only differ where Landlock
+ * the BPF-LSM tier decides for it (ask counts as deny, unless the daemon
+ * decides read and exec asks in the kernel: asks_in_kernel), so the two
+ * tiers can only differ where Landlock
  * cannot say what the policy says, and there the plan is stricter:
  *  - a directory with a rule anchored below it is expanded into its
  *    entries, and keeps only the rights every entry below it may have; a
@@ -336,6 +337,7 @@ static void add_pseudofs(struct strset *hot)
 struct build {
 	const struct sbx_compiled *c;
 	int abi;
+	bool asks_in_kernel;
 	uint64_t all;
 	struct strset hot;		/* paths a rule is anchored on */
 	struct strset above;		/* their strict ancestors: the expanded directories */
@@ -345,16 +347,20 @@ struct build {
 };
 
 /* What the BPF-LSM tier decides for path: allowed access classes. Ask is
- * deny here: nobody can approve on this tier yet. */
-static unsigned allowed(const struct sbx_compiled *c, const char *path)
+ * deny, unless the daemon decides the read and exec asks in the kernel
+ * (asks_in_kernel): then Landlock lets those through to it. A write ask
+ * stays a deny: creates, renames and unlinks are Landlock's alone. */
+static unsigned allowed(const struct build *b, const char *path)
 {
 	unsigned bits = 0;
 
 	for (int a = SBX_ACC_READ; a <= SBX_ACC_EXEC; a++) {
 		struct sbx_decision d;
 
-		if (!sbx_decide_path(c, path, a, &d) &&
-		    (d.verdict == SBX_V_ALLOW || d.verdict == SBX_V_AUDIT))
+		if (sbx_decide_path(b->c, path, a, &d))
+			continue;
+		if (d.verdict == SBX_V_ALLOW || d.verdict == SBX_V_AUDIT ||
+		    (b->asks_in_kernel && d.verdict == SBX_V_ASK && a != SBX_ACC_WRITE))
 			bits |= SBX_ACCBIT(a);
 	}
 	return bits;
@@ -396,7 +402,7 @@ struct mins {
 
 static struct mins mins_of(struct build *b, const char *path, bool dir, bool exists)
 {
-	uint64_t r = sbx_landlock_rights(b->abi, allowed(b->c, path));
+	uint64_t r = sbx_landlock_rights(b->abi, allowed(b, path));
 	struct mins m = {
 		.obj = r & ~LL_WRITE_PAR,
 		.par = dir || !exists ? r & LL_WRITE_PAR : b->all,
@@ -579,7 +585,8 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 		      const struct sbx_landlock_opts *opts, struct sbx_landlock_plan *out,
 		      char **why)
 {
-	struct build b = { .c = c, .abi = abi, .all = sbx_landlock_all_rights(abi) };
+	struct build b = { .c = c, .abi = abi, .all = sbx_landlock_all_rights(abi),
+			   .asks_in_kernel = opts && opts->asks_in_kernel };
 	struct scan sc = { .c = c, .hot = &b.hot };
 	struct stat st;
 	int err = 0;

@@ -80,6 +80,11 @@ struct sbx_landlock_opts {
 	const char *const *scan_roots;
 	size_t n_scan_roots;
 	size_t scan_max;		/* entries; 0: SBX_LANDLOCK_SCAN_MAX */
+	/* The daemon decides a read or exec that the policy asks for, in the
+	 * kernel (bpf/files.bpf.c, on security_file_open): grant those here,
+	 * so that a person's approval can reach the running session. False:
+	 * ask is deny, as nobody could approve. */
+	bool asks_in_kernel;
 };
 
 #define SBX_LANDLOCK_SCAN_MAX	200000

@@ -20,6 +20,9 @@ PROJ=$THOME/proj
 # both suites says where the fallback tier answers differently
 if grep -qw bpf /sys/kernel/security/lsm 2>/dev/null; then TIER=bpf-lsm; else TIER=landlock; fi
 ll_abi() { case ${KLINE:-} in 6.1) echo 2 ;; 6.12) echo 6 ;; *) echo 0 ;; esac; }
+# what a file the policy denies gives: Landlock says EACCES where BPF-LSM
+# says EPERM (an ask is EPERM on both: the kernel's programs decide it)
+if [ $TIER = bpf-lsm ]; then FILE_DENIED="ERR EPERM"; else FILE_DENIED="ERR EACCES"; fi
 
 skip() { echo "SKIP: $*"; exit 77; }
 # also on stderr: a fail inside $(...) would otherwise be swallowed with

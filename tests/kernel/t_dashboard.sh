@@ -172,7 +172,6 @@ test_tcp_dashboard_is_refused_to_sessions_in_the_kernel() {
 # is applied by the daemon, and the session's retry succeeds. A foreign
 # Origin or no token decides nothing.
 test_live_session_request_on_the_api_and_approval_lets_the_retry_succeed() {
-	[ $TIER = bpf-lsm ] || skip "the request is a file ask, which acts as deny on the landlock tier (docs/FALLBACK.md)"
 	dash_fixture
 	dash_start
 	stepper $DASH_POL $THOME/.aws/credentials 2
@@ -206,7 +205,6 @@ test_live_session_request_on_the_api_and_approval_lets_the_retry_succeed() {
 # session asks; the card appears, a click on "Approve once" decides, and
 # the session's retry succeeds.
 test_live_session_in_chromium_approve_click_makes_the_retry_succeed() {
-	[ $TIER = bpf-lsm ] || skip "the request is a file ask, which acts as deny on the landlock tier (docs/FALLBACK.md)"
 	# Chromium under TCG takes minutes per page and times out under load;
 	# the click-to-approve loop runs on the host (tests/e2e/test-dashboard.mjs)
 	# and over the API here. SBX_VM_BROWSER=1 runs it in the guest too.

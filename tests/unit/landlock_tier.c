@@ -259,6 +259,24 @@ static void copy_exe(const char *to)
 		close(out);
 }
 
+/* dirs and files (each holding "text") under proj */
+static void make_tree(const char *proj, const char *const *dirs, size_t nd,
+		      const char *const *files, size_t nf)
+{
+	char *t;
+
+	for (size_t i = 0; i < nd; i++) {
+		t = pt_path("%s/%s", proj, dirs[i]);
+		pt_mkdirs(t);
+		free(t);
+	}
+	for (size_t i = 0; i < nf; i++) {
+		t = pt_path("%s/%s", proj, files[i]);
+		pt_write(t, "text\n");
+		free(t);
+	}
+}
+
 SBX_TEST(landlock, plan_holds_by_effect)
 {
 	static const char *const dirs[] = { "src", "secret/sub", "bin", "noexec", "other",
@@ -276,16 +294,7 @@ SBX_TEST(landlock, plan_holds_by_effect)
 	if (abi < 1)
 		SBX_SKIP("Landlock is not available on this kernel");
 	pt_dirs(sbx_unit_tmpdir(), &home, &proj);
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		t = pt_path("%s/%s", proj, dirs[i]);
-		pt_mkdirs(t);
-		free(t);
-	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		t = pt_path("%s/%s", proj, files[i]);
-		pt_write(t, "text\n");
-		free(t);
-	}
+	make_tree(proj, dirs, sizeof(dirs) / sizeof(dirs[0]), files, sizeof(files) / sizeof(files[0]));
 	t = pt_path("%s/bin/tool", proj);
 	copy_exe(t);
 	free(t);
@@ -573,6 +582,51 @@ SBX_TEST(landlock, differential_with_decide)
 	/* the comparison proves something only if both kinds of verdict occur */
 	CU_ASSERT(same > 20);
 	sbx_landlock_plan_free(&plan);
+	sbx_compiled_free(&c);
+	sbx_policy_free(p);
+	free(home);
+	free(proj);
+}
+
+/* Where the daemon decides read and exec asks in the kernel (files.bpf.c,
+ * sbx_ll_file_ask), the plan lets Landlock grant what the policy asks for,
+ * and nothing else: a write ask, a deny and the .sandbox stay refused. */
+SBX_TEST(landlock, asks_in_kernel_grants_only_the_asked_reads)
+{
+	static const char *const dirs[] = { ".sandbox" };
+	static const char *const files[] = { "ask.txt", "secret.txt", ".sandbox/policy.yaml" };
+	struct sbx_landlock_plan with, without;
+	struct sbx_landlock_opts opts = { .asks_in_kernel = true };
+	struct sbx_compiled c;
+	struct sbx_policy *p;
+	enum sbx_landlock_verdict v;
+	char *home, *proj, *t, *why = NULL;
+	int abi = sbx_landlock_abi();
+
+	if (abi < 1)
+		SBX_SKIP("Landlock is not available on this kernel");
+	pt_dirs(sbx_unit_tmpdir(), &home, &proj);
+	make_tree(proj, dirs, 1, files, sizeof(files) / sizeof(files[0]));
+	p = plan_for(effect_policy, home, proj, (const char *const *)&proj, 1, &c, &without);
+	CU_ASSERT_FATAL(p != NULL);
+	opts.scan_roots = (const char *const *)&proj;
+	opts.n_scan_roots = 1;
+	CU_ASSERT_FATAL(sbx_landlock_plan(p, &c, abi, &opts, &with, &why) == 0);
+	free(why);
+
+	t = pt_path("%s/ask.txt", proj);
+	CU_ASSERT(sbx_landlock_check(&without, t, SBX_ACC_READ, &v, NULL) == 0 && v == SBX_LL_DENY);
+	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_READ, &v, NULL) == 0 && v == SBX_LL_ALLOW);
+	free(t);
+	t = pt_path("%s/secret.txt", proj);
+	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_READ, &v, NULL) == 0 && v == SBX_LL_DENY);
+	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_WRITE, &v, NULL) == 0 && v != SBX_LL_ALLOW);
+	free(t);
+	t = pt_path("%s/.sandbox/policy.yaml", proj);
+	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_WRITE, &v, NULL) == 0 && v != SBX_LL_ALLOW);
+	free(t);
+	sbx_landlock_plan_free(&with);
+	sbx_landlock_plan_free(&without);
 	sbx_compiled_free(&c);
 	sbx_policy_free(p);
 	free(home);

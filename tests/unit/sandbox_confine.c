@@ -41,7 +41,7 @@ static int confined_child(const char *policy, const char *home, const char *proj
 	pid = fork();
 	if (pid == 0) {
 		char *err = NULL, *t;
-		int rc = sbx_fallback_confine(policy, home, proj, &err), r = 0, fd;
+		int rc = sbx_fallback_confine(policy, home, proj, false, &err), r = 0, fd;
 
 		if (rc) {
 			printf("    confine: %s\n", err ? err : "?");

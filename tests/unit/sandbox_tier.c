@@ -76,6 +76,7 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 						  !strncmp(rows[i].what, "abstract", 8) ||
 						  !strncmp(rows[i].what, "a session's loopback", 20) ||
 						  !strncmp(rows[i].what, "SysV", 4) ||
+						  !strncmp(rows[i].what, "file asks", 9) ||
 						  !strncmp(rows[i].what, "kernel keys", 11) ||
 						  !strcmp(rows[i].what, "events for file and exec denials"))) ||
 				!strcmp(rows[i].what, "events for the never-list");
@@ -87,6 +88,7 @@ SBX_TEST(sandbox, tier_table_follows_the_probe)
 			/* the rest is enforced at ABI 2: files, exec, network, the
 			 * never-list; the file events in part */
 			bool part = !strcmp(rows[i].what, "events for file and exec denials") ||
+				(p.sec_hooks && !strncmp(rows[i].what, "file asks", 9)) ||
 				(!p.sec_hooks && !strncmp(rows[i].what, "named FIFOs", 11));
 
 			CU_ASSERT_EQUAL(rows[i].state == SBX_PROT_NOT_ENFORCED ? 0 :

@@ -115,6 +115,14 @@ int sbx_kernel_sec_hooks(void)
 	       stat(SBX_PIN_DIR "/progs/sbx_unix_stream_connect", &st) == 0;
 }
 
+bool sbx_kernel_asks_in_kernel(const struct sbx_kernel *k)
+{
+	struct stat st;
+
+	return k->tier == SBX_TIER_LANDLOCK &&
+	       stat(SBX_PIN_DIR "/progs/sbx_ll_file_ask", &st) == 0;
+}
+
 static int ensure_bpffs(char **err)
 {
 	struct statfs sf;

@@ -78,7 +78,7 @@ static char *first_error(const struct sbx_diags *d, const char *path)
 }
 
 int sbx_fallback_confine(const char *policy_path, const char *home, const char *project,
-			 char **err)
+			 bool asks_in_kernel, char **err)
 {
 	struct sbx_policy_env env = { .home = home, .project = project, .resolve = no_resolve };
 	struct sbx_landlock_plan plan = { 0 };
@@ -121,7 +121,8 @@ int sbx_fallback_confine(const char *policy_path, const char *home, const char *
 	sbx_scan_roots_make(&roots, home, project, getenv("PATH"));
 	rc = sbx_landlock_plan(p, &c, abi, &(struct sbx_landlock_opts){
 					.scan_roots = (const char *const *)roots.v,
-					.n_scan_roots = roots.n }, &plan, &why);
+					.n_scan_roots = roots.n,
+					.asks_in_kernel = asks_in_kernel }, &plan, &why);
 	sbx_scan_roots_free(&roots);
 	if (rc) {
 		*err = sbx_asprintf("making the Landlock ruleset: %s", why ? why : strerror(-rc));

@@ -15,10 +15,12 @@
  * the process may be half confined or not at all: the caller must not run
  * CMD (fail closed). A policy that says `sandbox: {require: bpf-lsm}` is
  * refused here (-EPERM), and so is a kernel without Landlock (-ENOSYS,
- * -EOPNOTSUPP).
+ * -EOPNOTSUPP). asks_in_kernel: the daemon decides read and exec asks
+ * in the kernel (the "landlock_asks" of its run reply), so the plan grants
+ * them (policy/landlock.h).
  */
 int sbx_fallback_confine(const char *policy_path, const char *home, const char *project,
-			 char **err);
+			 bool asks_in_kernel, char **err);
 
 /* The PATH directories, the project and the home directory: the trees the
  * plan searches for entries a name rule matches. */

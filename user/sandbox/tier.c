@@ -138,6 +138,11 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    "none: Landlock ABI 5 has IOCTL_DEV", have(abi >= 5), NULL);
 	ROW("the always-protected set (.sandbox, policy files, bpffs, cgroupfs)", "Landlock",
 	    have(ll), NULL);
+	ROW("file asks: a person approves a read or exec, and the session carries on", hooks ?
+	    "fmod_ret on security_file_open decides what the policy asks for (run's plan lets "
+	    "Landlock grant it)" : "none: without the daemon's programs on security_* an ask "
+	    "is a deny", hooks ? SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED, hooks ? "a write "
+	    "ask is a deny: creates, renames and unlinks are Landlock's alone" : NULL);
 
 	/* network */
 	ROW("IP connects and sends, DNS redirect, loopback listeners",
