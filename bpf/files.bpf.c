@@ -96,9 +96,9 @@ int BPF_PROG(sbx_ll_file_ask, struct file *file, int ret)
 	__u16 op;
 	__u8 acc;
 
-	if (ret || !sbx_maybe_in_session())
+	if (ret)
 		return ret;
-	s = sbx_session_lookup(&cgid);
+	s = sbx_current_session(&cgid);
 	if (!s || !(s->pol.flags & SBX_PF_FILE_ASKS))
 		return 0;
 	/* run itself, in the session and not yet confined: its plan reads
@@ -151,9 +151,9 @@ int BPF_PROG(sbx_ll_file_refused, struct file *file, int ret)
 	__u16 op;
 	__u8 acc;
 
-	if (ret != -EACCES || !sbx_maybe_in_session())
+	if (ret != -EACCES)
 		return 0;
-	s = sbx_session_lookup(&cgid);
+	s = sbx_current_session(&cgid);
 	if (!s)
 		return 0;
 	acc = sbx_ll_open_acc(file, &op);

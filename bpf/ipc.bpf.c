@@ -89,19 +89,15 @@ static __always_inline int sbx_ipc_check(struct kern_ipc_perm *perm)
  * owners are in hash maps, which every program type may use.
  */
 #define SBX_IPC_ALLOC(hook, fn, name)					\
-	static __always_inline int sbx_##name##_do(struct kern_ipc_perm *perm, int ret) \
-	{								\
-		return ret ?: sbx_ipc_alloc(perm);			\
-	}								\
 	SEC("lsm/" #hook)						\
 	int BPF_PROG(sbx_##name, struct kern_ipc_perm *perm, int ret)	\
 	{								\
-		return sbx_##name##_do(perm, ret);			\
+		return ret ?: sbx_ipc_alloc(perm);			\
 	}								\
 	SEC("fmod_ret/" #fn)						\
 	int BPF_PROG(sbx_ll_##name, struct kern_ipc_perm *perm, int ret)	\
 	{								\
-		return sbx_##name##_do(perm, ret);			\
+		return ret ?: sbx_ipc_alloc(perm);			\
 	}
 #define SBX_IPC_FREE(hook, fn, name)					\
 	SEC("lsm/" #hook)						\
@@ -297,7 +293,7 @@ int BPF_PROG(sbx_fifo_open, struct file *file, int ret)
  * the inode's address (sbx_fifo_maker), written when vfs_mknod returns
  * with the FIFO in place (overlayfs calls it twice, for the overlay
  * inode and the upper one: both are the session's). A POSIX message
- * queue is not recorded: Landlock refuses every one there.
+ * queue is not recorded, so sbx_chan_open refuses every one there.
  */
 SEC("fexit/vfs_mknod")
 int BPF_PROG(sbx_ll_fifo_made, void *idmap, struct inode *dir, struct dentry *dentry,
@@ -307,8 +303,7 @@ int BPF_PROG(sbx_ll_fifo_made, void *idmap, struct inode *dir, struct dentry *de
 	struct inode *inode;
 	__u64 k;
 
-	if (ret || (mode & S_IFMT) != S_IFIFO || !sbx_maybe_in_session() ||
-	    !sbx_session_lookup(&m.cgid))
+	if (ret || (mode & S_IFMT) != S_IFIFO || !sbx_current_session(&m.cgid))
 		return 0;
 	inode = BPF_CORE_READ(dentry, d_inode);
 	if (!inode)

@@ -279,7 +279,7 @@ static __always_inline bool sbx_ll_in_session(void)
 {
 	__u64 cgid = 0;
 
-	return sbx_maybe_in_session() && sbx_session_lookup(&cgid);
+	return sbx_current_session(&cgid) != NULL;
 }
 
 /* AF_UNIX: a session's named socket is what outside clients could reach

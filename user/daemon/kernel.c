@@ -117,10 +117,8 @@ int sbx_kernel_sec_hooks(void)
 
 bool sbx_kernel_asks_in_kernel(const struct sbx_kernel *k)
 {
-	struct stat st;
-
-	return k->tier == SBX_TIER_LANDLOCK &&
-	       stat(SBX_PIN_DIR "/progs/sbx_ll_file_ask", &st) == 0;
+	/* the landlock tier's programs load all together or not at all */
+	return k->tier == SBX_TIER_LANDLOCK && sbx_kernel_sec_hooks() == 1;
 }
 
 static int ensure_bpffs(char **err)

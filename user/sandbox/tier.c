@@ -81,6 +81,10 @@ const char *sbx_prot_state_name(enum sbx_prot_state s)
 	}
 }
 
+/* the mechanism of the rows that rest on the daemon's fentry, fexit and
+ * fmod_ret programs, where the kernel refused them */
+#define NO_HOOKS "none: the kernel refused the daemon's programs on security_* (its log says why)"
+
 /* the kernel has the mechanism, and run and the daemon use it */
 static enum sbx_prot_state have(bool yes)
 {
@@ -151,7 +155,7 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    "network.reserved_ports bound in a session", hooks ? "fentry and fmod_ret on "
 	    "security_socket_bind and security_socket_listen, cgroup/sendmsg4/6 (whose a port "
 	    "is), cgroup/connect4/6 and sendmsg4/6 on the cgroup root: EPERM, with an event" :
-	    "none: the kernel refused the daemon's programs on security_socket_*",
+	    NO_HOOKS,
 	    have(hooks && p->cgroup2), NULL);
 	ROW("socket families (raw, packet, netlink, ...)", "cgroup/sock_create for IPv4 and IPv6 "
 	    "(EPERM, with an event); seccomp for the other families (EPERM, no event)",
@@ -160,8 +164,7 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    "one outside the session only by the policy's connect rules; a session's own "
 	    "socket reached from outside only by network.inbound", hooks ? "fentry and "
 	    "fmod_ret on security_unix_stream_connect and security_unix_may_send (BPF "
-	    "trampolines, no BPF-LSM): EPERM, with an event" : "none: the kernel refused the "
-	    "daemon's programs on security_unix_* (its log says why)", have(hooks),
+	    "trampolines, no BPF-LSM): EPERM, with an event" : NO_HOOKS, have(hooks),
 	    p->sec_hooks < 0 ? "once the daemon has loaded its programs; a kernel without BPF "
 	    "trampolines refuses them, and this row then says so" : NULL);
 	ROW("abstract unix sockets bound outside the session", abi >= 6 ? "Landlock abstract-socket "
@@ -173,11 +176,11 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	/* accomplices without sockets */
 	ROW("SysV message queues, semaphores and shared memory made outside the session",
 	    hooks ? "fmod_ret on security_ipc_permission and the security_msg_queue_*, sem_* "
-	    "and shm_* checks: EPERM, with an event" : "none: the kernel refused the daemon's "
-	    "programs on security_*", have(hooks), NULL);
+	    "and shm_* checks: EPERM, with an event" : NO_HOOKS,
+	    have(hooks), NULL);
 	ROW("kernel keys and keyrings made outside the session", hooks ? "fmod_ret on "
 	    "security_key_alloc and security_key_permission: EPERM, with an event" :
-	    "none: the kernel refused the daemon's programs on security_*", have(hooks), NULL);
+	    NO_HOOKS, have(hooks), NULL);
 
 	ROW("named FIFOs made outside the session", hooks ? "fexit on vfs_mknod (who made "
 	    "it), fmod_ret on security_file_open: EPERM, with an event" : ll ? "Landlock: by "
@@ -193,7 +196,7 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	ROW("events for network denials", "the cgroup programs", have(p->cgroup2), NULL);
 	ROW("events for file and exec denials", hooks ? "fexit on security_file_open: "
 	    "Landlock's refusal of an open or exec, with the policy's rule (or built-in "
-	    "landlock)" : "none: the kernel refused the daemon's programs on security_*",
+	    "landlock)" : NO_HOOKS,
 	    hooks ? SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED, hooks ? "a refused create, "
 	    "unlink, rename or link (Landlock's path hooks) has no event" :
 	    "silent in the kernel: only the connectors report them");
