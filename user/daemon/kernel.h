@@ -18,8 +18,9 @@ struct sbx_kernel {
 	int dns_resolvers, dns_ports, dns_sk, learned, dev_ports;
 	bool loaded_here;	/* this process loaded and pinned the programs */
 	/* SBX_TIER_BPF_LSM, or SBX_TIER_LANDLOCK where BPF-LSM is not in the
-	 * kernel (or not in its LSM list): only the cgroup programs are
-	 * loaded, and `run` confines files and exec itself (Landlock) */
+	 * kernel (or not in its LSM list): the cgroup programs and the
+	 * sbx_ll_* programs on security_* functions are loaded, and `run`
+	 * confines files and exec itself (Landlock) */
 	enum sbx_tier tier;
 	int landlock_abi;	/* the running kernel's; 0: none */
 };

@@ -12,7 +12,8 @@
  * listed as not enforced, with the reason.
  *
  * The fallback tier (Landlock + cgroup-BPF + seccomp) is used where
- * BPF-LSM is not active: the daemon loads the cgroup programs only
+ * BPF-LSM is not active: the daemon loads the cgroup programs and its
+ * programs on security_* functions
  * (user/daemon/kernel.c) and run confines itself (user/sandbox/confine.h).
  * A row says "enforced" only for what those really do.
  */
