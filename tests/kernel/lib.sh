@@ -20,8 +20,9 @@ PROJ=$THOME/proj
 # both suites says where the fallback tier answers differently
 if grep -qw bpf /sys/kernel/security/lsm 2>/dev/null; then TIER=bpf-lsm; else TIER=landlock; fi
 ll_abi() { case ${KLINE:-} in 6.1) echo 2 ;; 6.12) echo 6 ;; *) echo 0 ;; esac; }
-# what a file the policy denies gives: Landlock says EACCES where BPF-LSM
-# says EPERM (an ask is EPERM on both: the kernel's programs decide it)
+# what a read or exec the policy denies gives: Landlock says EACCES where
+# BPF-LSM says EPERM (a write and an ask are EPERM on both: the kernel's
+# programs decide them)
 if [ $TIER = bpf-lsm ]; then FILE_DENIED="ERR EPERM"; else FILE_DENIED="ERR EACCES"; fi
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -30,11 +31,13 @@ skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; echo "FAIL: $*" >&2; exit 1; }
 
 # run as the unprivileged test user, with a clean environment (HOME,
-# USER, LOGNAME and SHELL from the user's entry, PATH
-# /usr/local/bin:/bin:/usr/bin: one exec, where env -i would be a second;
-# under TCG each costs tens of milliseconds)
+# USER, LOGNAME and SHELL of the user's entry, PATH
+# /usr/local/bin:/bin:/usr/bin), as setpriv --init-groups --reset-env
+# would: sbxtest as-user does it without setpriv's NSS lookups, a tenth
+# of a second per call under TCG, and in one exec where env -i would be a
+# second
 as_user() {
-	setpriv --reuid=$TUID --regid=$TUID --init-groups --reset-env "$@"
+	"$SBXT" as-user $TUID $TUSER $THOME /bin/bash "$@"
 }
 
 # in_session POLICY CMD...: a new session for the test user
@@ -124,7 +127,7 @@ session_cgroups() { find /sys/fs/cgroup/bpfsbx -mindepth 1 -maxdepth 1 -type d 2
 # MAP CGID: how many keys of the pinned map MAP start with session cgroup
 # id CGID (sbx_grants, sbx_learned: the cgid is the key's first field)
 map_keys_of() {
-	bpftool -j map dump pinned /sys/fs/bpf/bpfsbx/maps/$1 | python3 -c '
+	bpftool -j map dump pinned /sys/fs/bpf/bpfsbx/maps/$1 | python3 -S -c '
 import json, sys
 want = int(sys.argv[1])
 n = 0
@@ -138,7 +141,7 @@ print(n)' "$2"
 # key's first 4 bytes; in the LPM tries sbx_net4 and sbx_net6 the 4 after
 # the prefix length, big-endian)
 policy_keys_of() {
-	bpftool -j map dump pinned /sys/fs/bpf/bpfsbx/maps/$1 | python3 -c '
+	bpftool -j map dump pinned /sys/fs/bpf/bpfsbx/maps/$1 | python3 -S -c '
 import json, sys
 want, lpm = int(sys.argv[1]), sys.argv[2].startswith("sbx_net")
 n = 0
@@ -203,7 +206,7 @@ stepper() {
 tried() { wait_for test -s /tmp/try.$1 || fail "try $1 did not happen"; cat /tmp/try.$1; }
 
 # a TCP or UDP socket outside the session bound to lo (SO_BINDTODEVICE)
-# on 127.0.0.1:PORT, before or after its port (python3 -c "$DEV_LISTEN"
+# on 127.0.0.1:PORT, before or after its port (python3 -S -c "$DEV_LISTEN"
 # KIND PORT device_first|device_after): prints LISTENING, then GOT or,
 # once /tmp/devPORT.stop exists, NOTHING
 DEV_LISTEN='import os, socket, sys

@@ -12,7 +12,7 @@ ac_user() { in_session $AD "$@"; }
 # writes what it receives to /tmp/ac-got and prints LISTENING
 ac_listen() {
 	rm -f /tmp/ac-got /tmp/ac-listen.out
-	as_user python3 -c "
+	as_user python3 -S -c "
 import socket, sys
 kind, addr = sys.argv[1], sys.argv[2]
 if addr.startswith('@'): addr = '\0' + addr[1:]
@@ -99,12 +99,12 @@ test_ssh_agent_is_asked_then_approved() {
 # a path socket served outside: stream connect and datagram sendto
 test_path_socket_outside_refused_stream_and_dgram() {
 	ac_listen stream /tmp/ac-stream.sock
-	expect "ERR EPERM" ac_user python3 -c "$AC_CLIENT" stream /tmp/ac-stream.sock
+	expect "ERR EPERM" ac_user python3 -S -c "$AC_CLIENT" stream /tmp/ac-stream.sock
 	nothing_received
 	event operation=unix_connect object=/tmp/ac-stream.sock verdict=deny
 	ac_unlisten
 	ac_listen dgram /tmp/ac-dgram.sock
-	expect "ERR EPERM" ac_user python3 -c "$AC_CLIENT" dgram /tmp/ac-dgram.sock
+	expect "ERR EPERM" ac_user python3 -S -c "$AC_CLIENT" dgram /tmp/ac-dgram.sock
 	nothing_received
 	event operation=unix_connect object=/tmp/ac-dgram.sock verdict=deny
 	ac_unlisten
@@ -113,12 +113,12 @@ test_path_socket_outside_refused_stream_and_dgram() {
 # abstract sockets have no file to check: decided on the listener and the name
 test_abstract_socket_outside_refused() {
 	ac_listen stream @sbx-ac-abstract
-	expect "ERR EPERM" ac_user python3 -c "$AC_CLIENT" stream @sbx-ac-abstract
+	expect "ERR EPERM" ac_user python3 -S -c "$AC_CLIENT" stream @sbx-ac-abstract
 	nothing_received
 	event operation=unix_connect object=@sbx-ac-abstract verdict=deny
 	ac_unlisten
 	ac_listen dgram @sbx-ac-abstract-dg
-	expect "ERR EPERM" ac_user python3 -c "$AC_CLIENT" dgram @sbx-ac-abstract-dg
+	expect "ERR EPERM" ac_user python3 -S -c "$AC_CLIENT" dgram @sbx-ac-abstract-dg
 	nothing_received
 	ac_unlisten
 }
@@ -153,7 +153,7 @@ test_socat_and_screen_outside_refused() {
 test_listener_in_the_same_session_allowed() {
 	rm -f /tmp/ac-got /tmp/ac-dev.out /tmp/ac-dev.sock
 	expect "OK" ac_user sh -c "
-		python3 -c \"
+		python3 -S -c \"
 import socket, os
 s = socket.socket(socket.AF_UNIX); s.bind('/tmp/ac-dev.sock'); s.listen(1)
 s2 = socket.socket(socket.AF_UNIX); s2.bind('\0sbx-ac-dev'); s2.listen(1)
@@ -162,11 +162,11 @@ for x in (s, s2):
     c, _ = x.accept(); open('/tmp/ac-got', 'ab').write(c.recv(10))
 \" >/tmp/ac-dev.out &
 		while ! grep -q LISTENING /tmp/ac-dev.out 2>/dev/null; do sleep 0.1; done;
-		python3 -c '$AC_CLIENT' stream /tmp/ac-dev.sock >/dev/null;
-		python3 -c '$AC_CLIENT' stream @sbx-ac-dev; wait"
+		python3 -S -c '$AC_CLIENT' stream /tmp/ac-dev.sock >/dev/null;
+		python3 -S -c '$AC_CLIENT' stream @sbx-ac-dev; wait"
 	[ "$(cat /tmp/ac-got)" = "leakleak" ] || fail "the same-session server got '$(cat /tmp/ac-got)'"
 	rm -f /tmp/ac-dev.sock
-	expect "OK" ac_user python3 -c "
+	expect "OK" ac_user python3 -S -c "
 import socket
 a, b = socket.socketpair(); a.send(b'x'); print('OK' if b.recv(1) == b'x' else 'BAD')"
 }
@@ -174,19 +174,19 @@ a, b = socket.socketpair(); a.send(b'x'); print('OK' if b.recv(1) == b'x' else '
 # the journal socket is allowed by agent-default, with its reason
 test_allowed_outside_socket_by_rule() {
 	ac_listen dgram /tmp/ac-allowed.sock
-	expect "OK" in_session $ACP python3 -c "$AC_CLIENT" dgram /tmp/ac-allowed.sock
+	expect "OK" in_session $ACP python3 -S -c "$AC_CLIENT" dgram /tmp/ac-allowed.sock
 	ac_unlisten
 	ac_listen stream @sbx-ac-allowed-1
 	if [ $TIER = landlock ] && [ "$(ll_abi)" -ge 6 ]; then
 		# the rule lets it through, then Landlock's abstract-socket
 		# scope (docs/FALLBACK.md) refuses every name bound outside
-		expect "ERR EPERM" in_session $ACP python3 -c "$AC_CLIENT" stream @sbx-ac-allowed-1
+		expect "ERR EPERM" in_session $ACP python3 -S -c "$AC_CLIENT" stream @sbx-ac-allowed-1
 	else
-		expect "OK" in_session $ACP python3 -c "$AC_CLIENT" stream @sbx-ac-allowed-1
+		expect "OK" in_session $ACP python3 -S -c "$AC_CLIENT" stream @sbx-ac-allowed-1
 	fi
 	ac_unlisten
 	ac_listen stream @sbx-ac-other
-	expect "ERR EPERM" in_session $ACP python3 -c "$AC_CLIENT" stream @sbx-ac-other
+	expect "ERR EPERM" in_session $ACP python3 -S -c "$AC_CLIENT" stream @sbx-ac-other
 	ac_unlisten
 }
 
@@ -210,13 +210,13 @@ test_run_removes_accomplice_handles_from_the_environment() {
 # the root harness takes the descriptor out with pidfd_getfd and sends reload
 test_control_connection_from_a_session_stays_a_session_s() {
 	rm -f /tmp/ac-ctl.out
-	ac_user python3 -c "
+	ac_user python3 -S -c "
 import socket, time, os
 s = socket.socket(socket.AF_UNIX); s.connect('/run/bpfsbx/control.sock')
 print(os.getpid(), s.fileno(), flush=True); time.sleep(20)" >/tmp/ac-ctl.out &
 	wait_for test -s /tmp/ac-ctl.out || fail "no client"
 	read -r cpid cfd </tmp/ac-ctl.out
-	out=$(python3 -c "
+	out=$(python3 -S -c "
 import ctypes, os, socket, sys, json
 libc = ctypes.CDLL(None, use_errno=True)
 pidfd = libc.syscall(434, int(sys.argv[1]), 0)          # pidfd_open
@@ -229,7 +229,7 @@ print(s.recv(4096).decode())" "$cpid" "$cfd")
 	kill "$cpid" 2>/dev/null || true
 	# and from inside, only submit and status
 	expect "OK" ac_user sh -c "'$SBX' status >/dev/null && echo OK"
-	out=$(ac_user python3 -c "
+	out=$(ac_user python3 -S -c "
 import socket, json
 s = socket.socket(socket.AF_UNIX); s.connect('/run/bpfsbx/control.sock')
 s.send(json.dumps({'op': 'protect_listener'}).encode() + b'\n'); print(s.recv(4096).decode())")

@@ -73,7 +73,7 @@ api() {
 api_decide() {
 	local id=$1 verb=$2 body=$3 csrf
 	[ "$(api /api/info)" = 200 ] || fail "GET /api/info: $(cat $DASH/body)"
-	csrf=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' $DASH/body)
+	csrf=$(python3 -S -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' $DASH/body)
 	api -X POST -H "X-CSRF-Token: $csrf" -H 'Content-Type: application/json' \
 		-H "Origin: http://127.0.0.1:$DASH_PORT" --data "$body" "/api/requests/$id/$verb"
 }
@@ -81,7 +81,7 @@ api_decide() {
 # the first pending request on the API, and how long after its creation
 # (its id carries the time) it was there: "ID MS"
 api_first_pending() {
-	python3 - "$DASH_PORT" "$DASH_TOKEN" <<'EOF'
+	python3 -S - "$DASH_PORT" "$DASH_TOKEN" <<'EOF'
 import json, sys, time, urllib.request
 from datetime import datetime, timezone
 port, token = sys.argv[1], sys.argv[2]
@@ -115,14 +115,14 @@ test_unix_socket_dashboard_is_refused_to_sessions_in_the_kernel() {
 	DASH_SOCK=$DASH/dash.sock
 	dash_start --socket $DASH_SOCK
 	[ "$(stat -c '%a %U' $DASH_SOCK)" = "600 $TUSER" ] || fail "socket: $(stat -c '%a %U' $DASH_SOCK)"
-	as_user python3 -c "import socket,time; s=socket.socket(socket.AF_UNIX); s.bind('$DASH/other.sock'); s.listen(4); time.sleep(60)" &
+	as_user python3 -S -c "import socket,time; s=socket.socket(socket.AF_UNIX); s.bind('$DASH/other.sock'); s.listen(4); time.sleep(60)" &
 	other=$!
 	wait_for test -S $DASH/other.sock || fail "no second listener"
 	# outside every session the same user reaches the page
 	[ "$(api /api/info)" = 200 ] || fail "outside a session: $(cat $DASH/body)"
 	grep -q '"kernel_protected":true' $DASH/body || fail "/api/info: $(cat $DASH/body)"
-	expect "OK" in_session $DASH_POL python3 $DASH/uconnect.py $DASH/other.sock
-	expect "ERR EPERM" in_session $DASH_POL python3 $DASH/uconnect.py $DASH_SOCK
+	expect "OK" in_session $DASH_POL python3 -S $DASH/uconnect.py $DASH/other.sock
+	expect "ERR EPERM" in_session $DASH_POL python3 -S $DASH/uconnect.py $DASH_SOCK
 	# refused by the hidden mark (built-in listener-hidden), not by a rule
 	event operation=unix_connect verdict=deny rule.id=$((0xffff0000 + 14))
 	# curl inside the session gets no answer at all, not a 403

@@ -16,7 +16,7 @@ timeout_test_explain_agrees_with_the_kernel_on_generated_paths=600
 # diff_run SEED: generate and explain, probe in one session, compare
 diff_run() {
 	local seed=$1 w=/tmp/sbxdiff-$1 pid from n t1 t2 t0=$SECONDS
-	python3 "$GEN" make --seed "$seed" --work $w --infra "$ROOT" --sbx "$SBX" ||
+	python3 -S "$GEN" make --seed "$seed" --work $w --infra "$ROOT" --sbx "$SBX" ||
 		fail "seed $seed: generating or explaining failed (see above)"
 	t1=$((SECONDS - t0))
 	from=$(cat $EVENTS 2>/dev/null | wc -l)
@@ -29,7 +29,7 @@ diff_run() {
 		sleep 0.1
 	done
 	grep -qx READY $w/kernel.out || fail "the session did not start: $(head -c 300 $w/kernel.err)"
-	python3 "$GEN" later --work $w
+	python3 -S "$GEN" later --work $w
 	touch $w/go
 	wait $pid || true
 	grep -qx DONE $w/kernel.out || fail "the session did not finish: $(tail -c 300 $w/kernel.err)"
@@ -40,7 +40,7 @@ diff_run() {
 		n=$(cat $EVENTS 2>/dev/null | wc -l)
 		sleep 1
 	done
-	python3 "$GEN" compare --work $w --events $EVENTS --events-from "$from" >$w/compare.out || {
+	python3 -S "$GEN" compare --work $w --events $EVENTS --events-from "$from" >$w/compare.out || {
 		cat $w/compare.out
 		echo "generated and explained in $t1 s, probed in $t2 s"
 		# every difference in the one FAIL line that run-all shows

@@ -158,7 +158,7 @@ test_expired_address_refused_while_an_open_connection_lives() {
 	$SBXT listen 4 10.99.0.8 8080 2 >/tmp/srv-10.99.0.8 2>&1 &
 	wait_for grep -q LISTENING /tmp/srv-10.99.0.8 || fail "server"
 	# TTL 1 s + grace 2 s: learned for 3 s
-	in_session $DPOL /usr/bin/python3 -I -c '
+	in_session $DPOL /usr/bin/python3 -I -S -c '
 import socket, subprocess, sys, time
 out = subprocess.run(sys.argv[1:], capture_output=True, text=True).stdout.strip()
 s = socket.create_connection(("10.99.0.8", 8080), timeout=3)
@@ -267,7 +267,7 @@ test_daemon_killed_mid_query_leaks_nothing_and_resolves_after_restart() {
 test_bad_input_and_floods_leave_the_daemon_and_others_alone() {
 	dns_up
 	# malformed messages, an over-long name, a compression loop, a response
-	in_session $DPOL /usr/bin/python3 -I -c '
+	in_session $DPOL /usr/bin/python3 -I -S -c '
 import socket, struct
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(0.3)
@@ -287,7 +287,7 @@ t.close()
 print("sent")
 '
 	# a flood: 10,000 queries as fast as one session can send them
-	in_session $DPOL /usr/bin/python3 -I -c '
+	in_session $DPOL /usr/bin/python3 -I -S -c '
 import socket, struct
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setblocking(False)

@@ -59,7 +59,7 @@ test_agent_strict_asks_few_for_a_build_git_and_tests() {
 	done
 	sleep 1
 	# the reads the home rule would have asked: audit events of that rule
-	objs=$(tail -n +$((from + 1)) $EVENTS | python3 -c '
+	objs=$(tail -n +$((from + 1)) $EVENTS | python3 -S -c '
 import json, sys
 seen = set()
 for l in sys.stdin:

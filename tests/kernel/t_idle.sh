@@ -17,7 +17,7 @@ timeout_test_a_socket_made_before_the_first_session_is_refused_in_it=600
 # prog ids of bpfsbx's programs with a link in the kernel (bpftool, not
 # the pins: a pin removed with its link still attached would hide it)
 kernel_links() {
-	python3 -I -c 'import json, subprocess
+	python3 -I -S -c 'import json, subprocess
 def j(*a): return json.loads(subprocess.run(["bpftool", "-j"] + list(a), capture_output=True, text=True, check=True).stdout or "[]")
 ours = {p["id"] for p in j("prog", "show") if p.get("name", "").startswith("sbx_")}
 print(sum(1 for l in j("link", "show") if l.get("prog_id") in ours))'
@@ -97,13 +97,13 @@ test_an_outside_listener_bound_while_detached_is_refused() {
 	for kind in udp:7361 tcp:7362; do
 		port=${kind#*:}
 		rm -f /tmp/dev$port.stop
-		as_user /usr/bin/python3 -I -c "$DEV_LISTEN" ${kind%:*} $port device_first >/tmp/dev$port 2>&1 &
+		as_user /usr/bin/python3 -I -S -c "$DEV_LISTEN" ${kind%:*} $port device_first >/tmp/dev$port 2>&1 &
 		pids+=($!)
 		wait_for grep -q LISTENING /tmp/dev$port || fail "listener on $port: $(cat /tmp/dev$port)"
 	done
 	# a plain one too (found by the lookup, no mark: outside)
 	rm -f /tmp/idle7363.stop
-	as_user /usr/bin/python3 -I -c 'import os, socket, time
+	as_user /usr/bin/python3 -I -S -c 'import os, socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", 7363)); s.listen(4); print("LISTENING", flush=True)
 while not os.path.exists("/tmp/idle7363.stop"): time.sleep(0.3)' >/tmp/idle7363 2>&1 &
@@ -156,8 +156,8 @@ test_a_socket_made_before_the_first_session_is_refused_in_it() {
 	idle_daemon
 	wait_detached
 	for fd in 5 6; do
-		expect "ERR EPERM" as_user /usr/bin/python3 -I -c "$HOLD_SOCKET" "$SBX" run \
-			--policy $POL/core.yaml --project $PROJ -- /usr/bin/python3 -I -c "$USE_SOCKET" $fd
+		expect "ERR EPERM" as_user /usr/bin/python3 -I -S -c "$HOLD_SOCKET" "$SBX" run \
+			--policy $POL/core.yaml --project $PROJ -- /usr/bin/python3 -I -S -c "$USE_SOCKET" $fd
 	done
 	event operation=connect object=10.66.1.1:80 verdict=deny
 	event operation=sendmsg object=10.66.1.1:54 verdict=deny

@@ -10,7 +10,7 @@ IPOL=$POL/inbound.yaml
 IOPEN=$POL/inbound-open.yaml
 IALLOW=$POL/inbound-allow.yaml
 AD=$ROOT/policy/shipped/agent-default.yaml
-PY="/usr/bin/python3 -I"
+PY="/usr/bin/python3 -I -S"
 
 # the squatter: serves KIND (tcp4 tcp6 udp4 udp6 ustream udgram) on
 # ADDR PORT (unix: a path or @abstract) and appends what it gets to CAP

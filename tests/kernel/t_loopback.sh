@@ -7,7 +7,7 @@
 # daemon's, stay reachable; a hidden one (the dashboard's) never is.
 
 LPOL=$POL/loopback.yaml
-HTTP="/usr/bin/python3 -I -m http.server"
+HTTP="/usr/bin/python3 -I -S -m http.server"
 
 # an HTTP server outside every session: http_outside ADDR PORT
 http_outside() {
@@ -31,26 +31,26 @@ except OSError as e:
 
 test_outside_http_server_on_127_is_refused() {
 	http_outside 127.0.0.1 7300
-	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -c "$GET" 127.0.0.1 7300
+	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -S -c "$GET" 127.0.0.1 7300
 	event operation=connect object=127.0.0.1:7300 verdict=ask
 	# another address of 127/8 and 0.0.0.0 reach the same listener: refused too
 	http_stop 7300
 	# a port of its own: the stopped server may still hold 7300
 	http_outside 0.0.0.0 7310
-	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -c "$GET" 127.1.2.3 7310
-	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -c "$GET" 0.0.0.0 7310
+	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -S -c "$GET" 127.1.2.3 7310
+	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -S -c "$GET" 0.0.0.0 7310
 	expect "ERR EPERM" in_session $LPOL $SBXT connect 6 ::ffff:127.0.0.1 7310
 	sleep 0.3
 	grep -q "GET /secret" /tmp/http-7310.log && fail "the outside server got a request"
 	# outside the session it is an ordinary server
-	expect "OK" as_user /usr/bin/python3 -I -c "$GET" 127.0.0.1 7310
+	expect "OK" as_user /usr/bin/python3 -I -S -c "$GET" 127.0.0.1 7310
 	http_stop 7310
 }
 
 test_outside_http_server_on_ipv6_loopback_is_refused() {
 	[ -e /proc/net/if_inet6 ] || skip "no IPv6 in this kernel"
 	http_outside ::1 7302
-	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -c "$GET" ::1 7302
+	expect "ERR EPERM" in_session $LPOL /usr/bin/python3 -I -S -c "$GET" ::1 7302
 	expect "ERR EPERM" in_session $LPOL $SBXT connect 6 :: 7302
 	event operation=connect "object=[::1]:7302" verdict=ask
 	sleep 0.3
@@ -63,7 +63,7 @@ test_same_session_server_and_client_work() {
 	# session would outlive the test)
 	expect "OK" in_session $LPOL sh -c "cd /tmp && $HTTP --bind 127.0.0.1 7303 >/tmp/http-7303.log 2>&1 & srv=\$!
 		for i in \$(seq 100); do $SBXT connect 4 127.0.0.1 7303 >/dev/null 2>&1 && break; sleep 0.1; done
-		/usr/bin/python3 -I -c '$GET' 127.0.0.1 7303; kill \$srv"
+		/usr/bin/python3 -I -S -c '$GET' 127.0.0.1 7303; kill \$srv"
 	grep -q "GET /secret" /tmp/http-7303.log || fail "the session's own server got no request"
 	# and over IPv6
 	expect "OK" in_session $LPOL sh -c "$SBXT listen 6 ::1 7304 1 >/tmp/srv7304 2>&1 &
@@ -93,13 +93,13 @@ except OSError as e:
 
 test_same_session_udp_reply_to_a_kernel_chosen_port() {
 	local asked=$(event_count verdict=ask)
-	expect "OK" in_session $LPOL /usr/bin/python3 -I -c "$UDP_PAIR" 4 127.0.0.1 sendto
-	expect "OK" in_session $LPOL /usr/bin/python3 -I -c "$UDP_PAIR" 4 127.0.0.1 connected
+	expect "OK" in_session $LPOL /usr/bin/python3 -I -S -c "$UDP_PAIR" 4 127.0.0.1 sendto
+	expect "OK" in_session $LPOL /usr/bin/python3 -I -S -c "$UDP_PAIR" 4 127.0.0.1 connected
 	if [ -e /proc/net/if_inet6 ]; then
-		expect "OK" in_session $LPOL /usr/bin/python3 -I -c "$UDP_PAIR" 6 ::1 sendto
+		expect "OK" in_session $LPOL /usr/bin/python3 -I -S -c "$UDP_PAIR" 6 ::1 sendto
 	fi
 	# a listener that listen() bound to a port of the kernel's choice
-	expect "OK" in_session $LPOL /usr/bin/python3 -I -c 'import socket
+	expect "OK" in_session $LPOL /usr/bin/python3 -I -S -c 'import socket
 l = socket.socket(); l.listen(1)
 c = socket.create_connection(("127.0.0.1", l.getsockname()[1]), timeout=3)
 print("OK")'
@@ -111,7 +111,7 @@ test_udp_sendto_an_outside_loopback_listener_is_refused() {
 	# the listener stays until told to stop, however slow the guest: a
 	# listener that is gone is nobody's accomplice, and the connect passes
 	rm -f /tmp/udp7305.stop
-	as_user /usr/bin/python3 -I -c '
+	as_user /usr/bin/python3 -I -S -c '
 import os, socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 7305))
 print("LISTENING", flush=True); s.settimeout(0.5)
@@ -155,7 +155,7 @@ test_rule_naming_the_port_and_a_grant_allow_an_outside_listener() {
 
 test_hidden_listener_is_refused_whatever_the_policy() {
 	rm -f /tmp/hidden.stop
-	as_user /usr/bin/python3 -I -c '
+	as_user /usr/bin/python3 -I -S -c '
 import json, socket, time
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind(("127.0.0.1", 7301)); l.listen(4)
@@ -240,10 +240,10 @@ lo_takeover() {
 	local fam=$1 host=$2 port=$3 how=$4 when=before h0 h1 out
 	[ "$how" = outside_binds ] && when=after
 	rm -f /tmp/lo.go /tmp/lo.bound /tmp/lo.stop /tmp/lo.cached /tmp/lo.out
-	as_user /usr/bin/python3 -I -c "$LO_OUTSIDE" $fam $host $port $when ${6:-} >/tmp/lo.out 2>&1 &
+	as_user /usr/bin/python3 -I -S -c "$LO_OUTSIDE" $fam $host $port $when ${6:-} >/tmp/lo.out 2>&1 &
 	local x=$!
 	h0=$(lo_hits)
-	out=$(in_session $LPOL /usr/bin/python3 -I -c "$LO_SESSION" $fam $host $port $how 2>&1)
+	out=$(in_session $LPOL /usr/bin/python3 -I -S -c "$LO_SESSION" $fam $host $port $how 2>&1)
 	h1=$(lo_hits)
 	touch /tmp/lo.stop
 	wait $x || true
@@ -277,7 +277,7 @@ test_remembered_own_udp_server_is_looked_up_again_when_its_port_changes_hands() 
 dev_outside() {
 	local kind=$1 port=$2 order=$3 x; shift 3
 	rm -f /tmp/dev$port.stop
-	as_user /usr/bin/python3 -I -c "$DEV_LISTEN" $kind $port $order >/tmp/dev$port 2>&1 &
+	as_user /usr/bin/python3 -I -S -c "$DEV_LISTEN" $kind $port $order >/tmp/dev$port 2>&1 &
 	x=$!
 	wait_for grep -q LISTENING /tmp/dev$port || fail "$kind listener on $port: $(cat /tmp/dev$port)"
 	expect "ERR EPERM" in_session $LPOL "$@"
@@ -299,7 +299,7 @@ test_outside_listener_bound_to_a_device_is_refused() {
 
 test_session_own_listener_bound_to_a_device_stays_reachable() {
 	local asked=$(event_count verdict=ask)
-	expect "OK" in_session $LPOL /usr/bin/python3 -I -c 'import socket
+	expect "OK" in_session $LPOL /usr/bin/python3 -I -S -c 'import socket
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
 l.bind(("127.0.0.1", 7346)); l.listen(1)
 c = socket.create_connection(("127.0.0.1", 7346), timeout=3); l.accept()

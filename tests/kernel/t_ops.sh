@@ -20,7 +20,7 @@ test_event_reaches_the_journal_with_its_fields() {
 		[ -s /tmp/ops.journal ] && break
 		sleep 0.1
 	done
-	python3 - /tmp/ops.journal <<'PY' || fail "journal entry: $(head -c 1500 /tmp/ops.journal)"
+	python3 -S - /tmp/ops.journal <<'PY' || fail "journal entry: $(head -c 1500 /tmp/ops.journal)"
 import json, sys
 e = json.loads(open(sys.argv[1]).readline())
 want = {"SBX_OPERATION": "open_read", "SBX_VERDICT": "deny", "SBX_COMM": "sbxtest",
@@ -88,7 +88,7 @@ test_denial_reaches_the_remote_journal_and_otlp() {
 	daemon_stop
 	daemon_start
 	[ ! -s $rx.errors ] || fail "the OTLP receiver refused a request: $(head -c 1500 $rx.errors)"
-	python3 - $rx /tmp/ops.remote "$THOME/.ssh/id_rsa" $TUSER <<'PY' ||
+	python3 -S - $rx /tmp/ops.remote "$THOME/.ssh/id_rsa" $TUSER <<'PY' ||
 import json, sys
 rx, remote, obj, user = sys.argv[1:]
 recs = []

@@ -133,7 +133,7 @@ MK
 		git fetch -q origin
 		make -s -C $PROJ/app && $PROJ/app/app && echo built
 		t=\$(mktemp) && echo scratch >\$t && cat \$t >/dev/null && rm \$t && echo tmp-ok
-		python3 -c 'open(\"$PROJ/py.txt\",\"w\").write(\"from python\")' && cat $PROJ/py.txt
+		python3 -S -c 'open(\"$PROJ/py.txt\",\"w\").write(\"from python\")' && cat $PROJ/py.txt
 		echo
 		node -e 'require(\"fs\").writeFileSync(\"$PROJ/node.txt\",\"from node\")' && cat $PROJ/node.txt
 		echo

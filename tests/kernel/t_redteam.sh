@@ -282,10 +282,10 @@ test_rt32_risky_socket_families() {
 # the docker socket hands out root on the host
 test_rt33_docker_socket() {
 	rm -f /run/docker.sock
-	python3 -c "import socket,os; s=socket.socket(socket.AF_UNIX); s.bind('/run/docker.sock'); os.chmod('/run/docker.sock',0o777); s.listen(1); import time; time.sleep(30)" &
+	python3 -S -c "import socket,os; s=socket.socket(socket.AF_UNIX); s.bind('/run/docker.sock'); os.chmod('/run/docker.sock',0o777); s.listen(1); import time; time.sleep(30)" &
 	srv=$!
 	wait_for test -S /run/docker.sock || fail "no socket"
-	expect "ERR EPERM" rt_user python3 -c "
+	expect "ERR EPERM" rt_user python3 -S -c "
 import socket,errno
 s=socket.socket(socket.AF_UNIX)
 try:

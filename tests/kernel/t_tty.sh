@@ -54,7 +54,7 @@ chmod 644 $TT_PY
 # master. Prints "SLAVE PID SLAVE_FD".
 tt_outside() {
 	rm -f /tmp/tt-got /tmp/tt-leak /tmp/tt-out /tmp/tt-fd.sock
-	as_user python3 -c '
+	as_user python3 -S -c '
 import os, pty, socket, threading, tty
 m, s = pty.openpty()
 tty.setraw(s)
@@ -97,27 +97,27 @@ teardown_file() {
 
 test_a_session_cannot_write_to_a_pty_made_outside() {
 	tt_outside
-	expect "ERR EPERM" tt_user python3 $TT_PY open $TT_PTS w FAKE-REQUEST-1
-	expect "ERR EPERM" tt_user python3 $TT_PY open $TT_PTS rw FAKE-REQUEST-2
+	expect "ERR EPERM" tt_user python3 -S $TT_PY open $TT_PTS w FAKE-REQUEST-1
+	expect "ERR EPERM" tt_user python3 -S $TT_PY open $TT_PTS rw FAKE-REQUEST-2
 	# an ioctl-only open (access mode 3): termios, window size, TIOCSCTTY
-	expect "ERR EPERM" tt_user python3 $TT_PY open $TT_PTS ioctl
+	expect "ERR EPERM" tt_user python3 -S $TT_PY open $TT_PTS ioctl
 	out=$(tt_user sh -c "echo FAKE-REQUEST-3 >$TT_PTS" 2>&1) && fail "echo >$TT_PTS: $out"
 	echo "$out" | grep -q "Operation not permitted" || fail "echo: $out"
 	nothing_crossed
 	event operation=open_write object=$TT_PTS verdict=deny rule.id=$TERMINAL_RULE
 	# the same write outside the session arrives: the probe can see one
-	as_user python3 $TT_PY open $TT_PTS w FAKE-OUTSIDE >/dev/null
+	as_user python3 -S $TT_PY open $TT_PTS w FAKE-OUTSIDE >/dev/null
 	wait_for grep -q FAKE-OUTSIDE /tmp/tt-got || fail "the outside pty reads nothing at all"
 	tt_outside_stop
 }
 
 test_a_session_cannot_read_what_is_typed_into_a_pty_made_outside() {
 	tt_outside
-	expect "ERR EPERM" tt_user python3 $TT_PY open $TT_PTS r
+	expect "ERR EPERM" tt_user python3 -S $TT_PY open $TT_PTS r
 	nothing_crossed
 	event operation=open_read object=$TT_PTS verdict=deny rule.id=$TERMINAL_RULE
 	# outside, the same read gets the keystrokes: the probe can leak
-	as_user python3 $TT_PY open $TT_PTS r >/dev/null
+	as_user python3 -S $TT_PY open $TT_PTS r >/dev/null
 	grep -q person-typed /tmp/tt-leak || fail "the probe reads nothing even outside"
 	tt_outside_stop
 }
@@ -125,7 +125,7 @@ test_a_session_cannot_read_what_is_typed_into_a_pty_made_outside() {
 # a pty another session made is not this session's either
 test_a_session_cannot_reach_a_pty_of_another_session() {
 	rm -f /tmp/tt-other /tmp/tt-other-go
-	tt_user python3 -c '
+	tt_user python3 -S -c '
 import os, pty, time
 m, s = pty.openpty()
 print(os.ttyname(s), flush=True)
@@ -135,7 +135,7 @@ for _ in range(600):
 	p=$!
 	wait_for grep -q /dev/pts/ /tmp/tt-other || fail "no pty in the first session"
 	pts=$(head -n 1 /tmp/tt-other)
-	expect "ERR EPERM" tt_user python3 $TT_PY open $pts w FAKE-OTHER
+	expect "ERR EPERM" tt_user python3 -S $TT_PY open $pts w FAKE-OTHER
 	touch /tmp/tt-other-go
 	wait $p || true
 }
@@ -145,11 +145,11 @@ for _ in range(600):
 # same tty inode
 test_a_tty_reopened_through_proc_fd_is_refused() {
 	tt_outside
-	out=$(tt_user python3 $TT_PY open /proc/$TT_PID/fd/$TT_FD w FAKE-PROC)
+	out=$(tt_user python3 -S $TT_PY open /proc/$TT_PID/fd/$TT_FD w FAKE-PROC)
 	[ "$out" = "ERR EPERM" ] || [ "$out" = "ERR EACCES" ] || fail "/proc/PID/fd: $out"
-	out=$(tt_user sh -c "python3 $TT_PY open /proc/self/fd/5 w FAKE-SELF" 5>$TT_PTS)
+	out=$(tt_user sh -c "python3 -S $TT_PY open /proc/self/fd/5 w FAKE-SELF" 5>$TT_PTS)
 	[ "$out" = "ERR EPERM" ] || fail "/proc/self/fd: $out"
-	out=$(tt_user sh -c "python3 $TT_PY open /dev/fd/5 r" 5<$TT_PTS)
+	out=$(tt_user sh -c "python3 -S $TT_PY open /dev/fd/5 r" 5<$TT_PTS)
 	[ "$out" = "ERR EPERM" ] || fail "/dev/fd (read): $out"
 	nothing_crossed
 	event operation=open_write object=$TT_PTS verdict=deny rule.id=$TERMINAL_RULE
@@ -158,14 +158,14 @@ test_a_tty_reopened_through_proc_fd_is_refused() {
 
 test_a_tty_passed_in_over_scm_rights_is_refused() {
 	tt_outside
-	expect "ERR EPERM" tt_user python3 $TT_PY recv /tmp/tt-fd.sock slave
+	expect "ERR EPERM" tt_user python3 -S $TT_PY recv /tmp/tt-fd.sock slave
 	event operation=file_receive object=$TT_PTS verdict=deny rule.id=$TERMINAL_RULE
 	# the master: the person's keyboard and screen
-	expect "ERR EPERM" tt_user python3 $TT_PY recv /tmp/tt-fd.sock master
+	expect "ERR EPERM" tt_user python3 -S $TT_PY recv /tmp/tt-fd.sock master
 	event operation=file_receive object=/dev/ptmx verdict=deny rule.id=$TERMINAL_RULE
 	nothing_crossed
 	# outside, the same client gets the descriptor and writes
-	as_user python3 $TT_PY recv /tmp/tt-fd.sock slave >/dev/null
+	as_user python3 -S $TT_PY recv /tmp/tt-fd.sock slave >/dev/null
 	wait_for grep -q FAKE-REQUEST-FD /tmp/tt-got || fail "the probe cannot pass a descriptor"
 	tt_outside_stop
 }
@@ -181,13 +181,13 @@ test_terminals_are_decided_by_device_not_path() {
 	mknod /srv/ttycopy/pts c $((16#$ma)) $((16#$mi))
 	mknod /srv/ttycopy/vt c 4 2
 	chown $TUSER /srv/ttycopy/* && chmod 666 /srv/ttycopy/*
-	expect "ERR EPERM" tt_user python3 $TT_PY open /srv/ttycopy/pts w FAKE-COPY
+	expect "ERR EPERM" tt_user python3 -S $TT_PY open /srv/ttycopy/pts w FAKE-COPY
 	event operation=open_write object=/srv/ttycopy/pts verdict=deny rule.id=$TERMINAL_RULE
 	# the VT copy is a working terminal outside the session (where the
 	# guest has VTs)
-	out=$(as_user python3 $TT_PY open /srv/ttycopy/vt w x)
+	out=$(as_user python3 -S $TT_PY open /srv/ttycopy/vt w x)
 	echo "outside, the VT copy: $out"
-	expect "ERR EPERM" tt_user python3 $TT_PY open /srv/ttycopy/vt w FAKE-VT
+	expect "ERR EPERM" tt_user python3 -S $TT_PY open /srv/ttycopy/vt w FAKE-VT
 	event operation=open_write object=/srv/ttycopy/vt verdict=deny rule.id=$TERMINAL_RULE
 	nothing_crossed
 	tt_outside_stop
@@ -200,9 +200,9 @@ test_vts_the_console_and_screen_memory_are_refused() {
 	for d in /dev/tty1 /dev/tty2 /dev/console /dev/ttyS1 /dev/vcs /dev/vcsa /dev/vcs1 /dev/vcsa1; do
 		[ -c $d ] || continue
 		expect "ERR EPERM" "$SBX" run --policy $RT --project /root/rtproj -- \
-			python3 $TT_PY open $d w x
+			python3 -S $TT_PY open $d w x
 		expect "ERR EPERM" "$SBX" run --policy $RT --project /root/rtproj -- \
-			python3 $TT_PY open $d r
+			python3 -S $TT_PY open $d r
 	done
 	# the screen memory by device: /dev/vcs may not exist here
 	rm -rf /srv/ttycopy && mkdir -p /srv/ttycopy
@@ -210,7 +210,7 @@ test_vts_the_console_and_screen_memory_are_refused() {
 	mknod /srv/ttycopy/console c 5 1
 	for d in /srv/ttycopy/vcs /srv/ttycopy/vcsa /srv/ttycopy/console; do
 		expect "ERR EPERM" "$SBX" run --policy $RT --project /root/rtproj -- \
-			python3 $TT_PY open $d r
+			python3 -S $TT_PY open $d r
 	done
 	event operation=open_read object=/srv/ttycopy/vcsa verdict=deny rule.id=$TERMINAL_RULE
 }
@@ -218,7 +218,7 @@ test_vts_the_console_and_screen_memory_are_refused() {
 # ---- what stays allowed ------------------------------------------------------
 
 test_a_session_uses_the_ptys_it_makes() {
-	expect "OK" tt_user python3 $TT_PY own-pty
+	expect "OK" tt_user python3 -S $TT_PY own-pty
 	out=$(tt_user script -q -e -c 'echo hi-from-script' /dev/null </dev/null 2>&1) ||
 		fail "script in the session: $out"
 	echo "$out" | grep -q hi-from-script || fail "script: $out"
@@ -232,8 +232,8 @@ test_a_session_uses_its_own_controlling_terminal() {
 	rm -f /tmp/tt-ts
 	as_user script -q -e -c "$SBX run --policy $RT --project $PROJ -- sh -c '
 		echo via-dev-tty >/dev/tty && echo via-own-pts >\$(tty) &&
-		python3 $TT_PY open /dev/tty ioctl >/dev/null && echo via-ioctl-open >/dev/tty;
-		python3 $TT_PY open $TT_PTS w FAKE-WITH-CTTY >/tmp/tt-other-pts'" \
+		python3 -S $TT_PY open /dev/tty ioctl >/dev/null && echo via-ioctl-open >/dev/tty;
+		python3 -S $TT_PY open $TT_PTS w FAKE-WITH-CTTY >/tmp/tt-other-pts'" \
 		/tmp/tt-ts </dev/null >/dev/null 2>&1 || fail "script: $(cat /tmp/tt-ts)"
 	grep -q via-dev-tty /tmp/tt-ts || fail "/dev/tty: $(cat /tmp/tt-ts)"
 	grep -q via-own-pts /tmp/tt-ts || fail "its own /dev/pts/N: $(cat /tmp/tt-ts)"
@@ -251,7 +251,7 @@ test_a_session_on_a_vt_uses_that_vt_and_no_other() {
 	mkdir -p /root/rtproj
 	setsid sh -c "exec <>/dev/tty3 >&0 2>&0
 		$SBX run --policy $RT --project /root/rtproj -- sh -c '
-			python3 $TT_PY open /dev/tty3 w own-vt; python3 $TT_PY open /dev/tty4 w x
+			python3 -S $TT_PY open /dev/tty3 w own-vt; python3 -S $TT_PY open /dev/tty4 w x
 		' >/tmp/tt-vt" || true
 	[ "$(cat /tmp/tt-vt | tr '\n' ' ')" = "OK ERR EPERM " ] || fail "vt: $(cat /tmp/tt-vt)"
 }
@@ -276,7 +276,7 @@ test_a_session_cannot_draw_on_the_watch_screen() {
 	wait_for tt_screen_has "bpfsbx watch" || fail "watch shows nothing"
 	pane=$(as_user tmux -S $TMS display -p -t watch '#{pane_tty}')
 	[ -c "$pane" ] || fail "no pane tty: '$pane'"
-	expect "ERR EPERM" tt_user python3 $TT_PY open $pane w \
+	expect "ERR EPERM" tt_user python3 -S $TT_PY open $pane w \
 		$'\e[2J\e[HFAKE-REQUEST: approve rm -rf ~ [a]pprove'
 	out=$(tt_user sh -c "printf 'FAKE-REQUEST-SH' >$pane" 2>&1) && fail "printf >pane: $out"
 	sleep 0.5
@@ -284,7 +284,7 @@ test_a_session_cannot_draw_on_the_watch_screen() {
 	! grep -q FAKE /tmp/tt-pane.log 2>/dev/null || fail "the fake request reached the pane"
 	event operation=open_write object=$pane verdict=deny rule.id=$TERMINAL_RULE
 	# the same write from outside does reach the pane: the check can fail
-	as_user python3 $TT_PY open $pane w OUTSIDE-WRITE >/dev/null
+	as_user python3 -S $TT_PY open $pane w OUTSIDE-WRITE >/dev/null
 	wait_for grep -q OUTSIDE-WRITE /tmp/tt-pane.log || fail "the pane log sees no write at all"
 	as_user tmux -S $TMS kill-server || true
 }

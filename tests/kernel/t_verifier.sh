@@ -10,7 +10,7 @@ VBUDGETS=$ROOT/tests/kernel/verifier-budgets
 
 # prog_costs: "PROGRAM LOADED INSNS PEAK" lines of the daemon's record
 prog_costs() {
-	python3 - "$VJSON" <<'EOF'
+	python3 -S - "$VJSON" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for p in d["programs"]:

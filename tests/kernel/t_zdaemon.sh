@@ -91,7 +91,7 @@ YAML
 	in_session $p sh -c "while [ ! -e /tmp/go.rel ]; do sleep 0.05; done" &
 	bg=$!
 	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 1 ]" || fail "no session"
-	id=$("$SBX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["sessions"][0]["policy_id"])')
+	id=$("$SBX" status --json | python3 -S -c 'import json, sys; print(json.load(sys.stdin)["sessions"][0]["policy_id"])')
 	for m in $maps; do
 		[ "$(policy_keys_of $m $id)" -ge 1 ] || fail "$m holds nothing of policy $id"
 	done
@@ -199,7 +199,7 @@ test_notify_ready_only_once_confining() {
 	# point either way, once sbx_daemon_init has returned
 	daemon_stop
 	rm -f /tmp/sbx-notify.sock /tmp/sbx-notify.log
-	python3 - "$SBX" >/tmp/sbx-notify.log 2>&1 <<'PY' &
+	python3 -S - "$SBX" >/tmp/sbx-notify.log 2>&1 <<'PY' &
 import os, socket, subprocess, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind("/tmp/sbx-notify.sock")
