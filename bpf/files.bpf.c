@@ -79,27 +79,31 @@ static __always_inline __u8 sbx_ll_open_acc(struct file *file, __u16 *op)
 }
 
 /*
- * The landlock tier, where the policy asks for a read or exec: run's plan
- * lets Landlock grant those (asks_in_kernel), and this decides them as
- * the full tier does, so that a person's approval (a grant in a map)
- * reaches the running session. Only the asks: an allow or a deny is
- * Landlock's (a deny then gets its event from sbx_ll_file_refused). No
- * verdict cache: inode storage needs BPF-LSM, so each such open walks.
+ * The landlock tier's opens that Landlock lets through for the kernel to
+ * decide (run's plan, kernel_decides): every write, since the plan grants
+ * a directory's writes to all of its entries (see SBX_PATH_TWINS), and,
+ * where the policy asks for them, reads and execs, so that a person's
+ * approval (a grant in a map) reaches the running session. A read or exec
+ * that is allowed or denied is Landlock's (a deny then gets its event from
+ * sbx_ll_file_refused). No verdict cache: inode storage needs BPF-LSM, so
+ * each such open walks.
  */
 SEC("fmod_ret/security_file_open")
-int BPF_PROG(sbx_ll_file_ask, struct file *file, int ret)
+int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 {
+	struct vfsmount *mnt = file->f_path.mnt;
+	struct dentry *d = file->f_path.dentry;
 	struct sbx_file_io *io;
 	struct sbx_session *s;
 	__u64 cgid = 0;
-	bool asked = false;
+	bool report = false;
 	__u16 op;
 	__u8 acc;
 
 	if (ret)
 		return ret;
 	s = sbx_current_session(&cgid);
-	if (!s || !(s->pol.flags & SBX_PF_FILE_ASKS))
+	if (!s)
 		return 0;
 	/* run itself, in the session and not yet confined: its plan reads
 	 * the home directory. Everything that runs in the session after it
@@ -107,16 +111,18 @@ int BPF_PROG(sbx_ll_file_ask, struct file *file, int ret)
 	 * clear. */
 	if (!(bpf_get_current_task_btf()->atomic_flags & SBX_PFA_NO_NEW_PRIVS))
 		return 0;
-	/* a write ask is a deny here, Landlock's */
-	acc = sbx_ll_open_acc(file, &op) & ~SBX_ACCBIT(SBX_ACC_WRITE);
+	acc = sbx_ll_open_acc(file, &op);
+	if (!(s->pol.flags & SBX_PF_FILE_ASKS))
+		acc &= SBX_ACCBIT(SBX_ACC_WRITE);
 	if (!acc)
 		return 0;
 	if (sbx_fmode_backing && (file->f_mode & sbx_fmode_backing))
 		return 0;
-	if (file->f_path.dentry->d_inode != file->f_inode || sbx_internal_mount(file->f_path.mnt))
+	if (d->d_inode != file->f_inode || sbx_internal_mount(mnt))
 		return 0;
-	io = sbx_file_io_get(s, cgid, file->f_path.mnt, file->f_path.dentry, acc,
-			     op == SBX_OP_EXEC ? op : SBX_OP_OPEN_READ);
+	if ((acc & SBX_ACCBIT(SBX_ACC_WRITE)) && sbx_write_never(d, cgid))
+		return sbx_file_refuse(s, cgid, mnt, d, SBX_ACC_WRITE, op, SBX_RULE_PSEUDOFS);
+	io = sbx_file_io_get(s, cgid, mnt, d, acc, op);
 	if (!io)
 		return -EPERM;
 	sbx_file_walk(io);
@@ -124,12 +130,11 @@ int BPF_PROG(sbx_ll_file_ask, struct file *file, int ret)
 	for (int a = 0; a < SBX_ACC_MAX; a++) {
 		if (!(acc & SBX_ACCBIT(a)))
 			continue;
-		if (io->v[a] == SBX_V_ASK)
-			asked = true;
-		else
+		if (a != SBX_ACC_WRITE && io->v[a] != SBX_V_ASK)
 			io->v[a] = SBX_V_NONE;	/* Landlock's */
+		report |= io->v[a] > SBX_V_ALLOW;	/* audit, ask, deny */
 	}
-	return asked ? sbx_file_report(io) : 0;
+	return report ? sbx_file_report(io) : 0;
 }
 
 /*
@@ -184,45 +189,52 @@ int BPF_PROG(sbx_ll_file_refused, struct file *file, int ret)
 	return 0;
 }
 
-/* open(O_CREAT) of a new file, mknod, mkfifo: all reach path_mknod */
-SEC("lsm/path_mknod")
-int BPF_PROG(sbx_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
-	     unsigned int dev, int ret)
+/* Path mutations, each hook twice (SBX_TWINS, sbx_file.h). */
+
+/* A new name: open(O_CREAT) of a new file, mknod, mkfifo and a unix
+ * socket's bind (all reach path_mknod), mkdir, symlink. */
+static __always_inline int sbx_path_new(const struct path *dir, struct dentry *dentry, __u16 op)
 {
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
-			      SBX_OP_CREATE);
+	if (!sbx_maybe_in_session())
+		return 0;
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE), op);
 }
 
-SEC("lsm/path_mkdir")
-int BPF_PROG(sbx_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode,
-	     int ret)
+SBX_TWINS(path_mknod, path_mknod, sbx_path_new(dir, dentry, SBX_OP_CREATE),
+	  const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev)
+SBX_TWINS(path_mkdir, path_mkdir, sbx_path_new(dir, dentry, SBX_OP_MKDIR),
+	  const struct path *dir, struct dentry *dentry, umode_t mode)
+SBX_TWINS(path_symlink, path_symlink, sbx_path_new(dir, dentry, SBX_OP_SYMLINK),
+	  const struct path *dir, struct dentry *dentry, const char *old_name)
+
+/* A write to an existing object, named by its path. */
+static __always_inline int sbx_path_write(const struct path *path, bool ll, __u16 op)
 {
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
-			      SBX_OP_MKDIR);
+	if (!sbx_maybe_in_session())
+		return 0;
+	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
+			      SBX_CACHE_INODE(ll, path->dentry), SBX_ACCBIT(SBX_ACC_WRITE), op);
 }
 
-SEC("lsm/path_symlink")
-int BPF_PROG(sbx_path_symlink, const struct path *dir, struct dentry *dentry,
-	     const char *old_name, int ret)
-{
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE),
-			      SBX_OP_SYMLINK);
-}
+SBX_TWINS(path_truncate, path_truncate, sbx_path_write(path, ll, SBX_OP_TRUNCATE),
+	  const struct path *path)
+SBX_TWINS(path_chmod, path_chmod, sbx_path_write(path, ll, SBX_OP_CHMOD),
+	  const struct path *path, umode_t mode)
+/* kuid_t/kgid_t are one-word structs; BPF_PROG passes words */
+SBX_TWINS(path_chown, path_chown, sbx_path_write(path, ll, SBX_OP_CHOWN),
+	  const struct path *path, __u64 uid, __u64 gid)
 
-SEC("lsm/path_unlink")
-int BPF_PROG(sbx_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+static __always_inline int sbx_path_unlink_do(const struct path *dir, struct dentry *dentry,
+					      bool ll)
 {
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, dentry->d_inode,
+	if (!sbx_maybe_in_session())
+		return 0;
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_CACHE_INODE(ll, dentry),
 			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_UNLINK);
 }
+
+SBX_TWINS(path_unlink, path_unlink, sbx_path_unlink_do(dir, dentry, ll),
+	  const struct path *dir, struct dentry *dentry)
 
 /*
  * A directory above a protected path (a pin, set by the compiler on every
@@ -254,45 +266,22 @@ static __always_inline int sbx_check_pinned(struct vfsmount *mnt, struct dentry 
 	return sbx_file_refuse(s, cgid, mnt, d, SBX_ACC_WRITE, op, SBX_RULE_PINNED);
 }
 
-SEC("lsm/path_rmdir")
-int BPF_PROG(sbx_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+static __always_inline int sbx_path_rmdir_do(const struct path *dir, struct dentry *dentry,
+					     bool ll)
 {
-	if (ret || !sbx_maybe_in_session())
-		return ret;
+	int ret;
+
+	if (!sbx_maybe_in_session())
+		return 0;
 	ret = sbx_check_pinned(BPF_CORE_READ(dir, mnt), dentry, SBX_OP_RMDIR);
 	if (ret)
 		return ret;
-	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, dentry->d_inode,
+	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, SBX_CACHE_INODE(ll, dentry),
 			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_RMDIR);
 }
 
-SEC("lsm/path_truncate")
-int BPF_PROG(sbx_path_truncate, const struct path *path, int ret)
-{
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
-			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_TRUNCATE);
-}
-
-SEC("lsm/path_chmod")
-int BPF_PROG(sbx_path_chmod, const struct path *path, umode_t mode, int ret)
-{
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
-			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHMOD);
-}
-
-/* kuid_t/kgid_t are one-word structs; BPF_PROG passes words */
-SEC("lsm/path_chown")
-int BPF_PROG(sbx_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
-{
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	return sbx_check_file(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
-			      path->dentry->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_CHOWN);
-}
+SBX_TWINS(path_rmdir, path_rmdir, sbx_path_rmdir_do(dir, dentry, ll),
+	  const struct path *dir, struct dentry *dentry)
 
 /*
  * A new name for an existing inode. The source must be readable and
@@ -300,18 +289,16 @@ int BPF_PROG(sbx_path_chown, const struct path *path, __u64 uid, __u64 gid, int 
  * through the new name, and a link to a read-denied file would launder
  * it past name-based rules.
  */
-SEC("lsm/path_link")
-int BPF_PROG(sbx_path_link, struct dentry *old_dentry, const struct path *new_dir,
-	     struct dentry *new_dentry, int ret)
+static __always_inline int sbx_path_link_do(struct dentry *old_dentry, const struct path *new_dir,
+					    struct dentry *new_dentry, bool ll)
 {
 	struct vfsmount *mnt = BPF_CORE_READ(new_dir, mnt);
+	int ret;
 
-	if (ret)
-		return ret;
 	sbx_names_changed(false);	/* by anyone: a new name for an inode */
 	if (!sbx_maybe_in_session())
 		return 0;
-	ret = sbx_check_file(mnt, old_dentry, old_dentry->d_inode,
+	ret = sbx_check_file(mnt, old_dentry, SBX_CACHE_INODE(ll, old_dentry),
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_LINK_FROM);
 	if (ret)
@@ -319,16 +306,20 @@ int BPF_PROG(sbx_path_link, struct dentry *old_dentry, const struct path *new_di
 	return sbx_check_file(mnt, new_dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_LINK_TO);
 }
 
+SBX_TWINS(path_link, path_link, sbx_path_link_do(old_dentry, new_dir, new_dentry, ll),
+	  struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry)
+
 /* Renaming is unlinking the old name (write) and may launder a file past
  * name rules (read), so the source needs both; the target needs write. */
-SEC("lsm/path_rename")
-int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_dentry,
-	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+static __always_inline int sbx_path_rename_do(const struct path *old_dir,
+					      struct dentry *old_dentry,
+					      const struct path *new_dir,
+					      struct dentry *new_dentry, unsigned int flags,
+					      bool ll)
 {
 	__u8 new_acc = SBX_ACCBIT(SBX_ACC_WRITE);
+	int ret;
 
-	if (ret)
-		return ret;
 	sbx_names_changed(true);	/* by anyone: names above other inodes change */
 	if (!sbx_maybe_in_session())
 		return 0;
@@ -337,16 +328,22 @@ int BPF_PROG(sbx_path_rename, const struct path *old_dir, struct dentry *old_den
 		ret = sbx_check_pinned(BPF_CORE_READ(new_dir, mnt), new_dentry, SBX_OP_RENAME_TO);
 	if (ret)
 		return ret;
-	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry, old_dentry->d_inode,
+	ret = sbx_check_file(BPF_CORE_READ(old_dir, mnt), old_dentry,
+			     SBX_CACHE_INODE(ll, old_dentry),
 			     SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_WRITE),
 			     SBX_OP_RENAME_FROM);
 	if (ret)
 		return ret;
 	if (flags & RENAME_EXCHANGE)
 		new_acc |= SBX_ACCBIT(SBX_ACC_READ);
-	return sbx_check_file(BPF_CORE_READ(new_dir, mnt), new_dentry, new_dentry->d_inode,
-			      new_acc, SBX_OP_RENAME_TO);
+	return sbx_check_file(BPF_CORE_READ(new_dir, mnt), new_dentry,
+			      SBX_CACHE_INODE(ll, new_dentry), new_acc, SBX_OP_RENAME_TO);
 }
+
+SBX_TWINS(path_rename, path_rename,
+	  sbx_path_rename_do(old_dir, old_dentry, new_dir, new_dentry, flags, ll),
+	  const struct path *old_dir, struct dentry *old_dentry,
+	  const struct path *new_dir, struct dentry *new_dentry, unsigned int flags)
 
 /*
  * A file descriptor passed in over a unix socket (SCM_RIGHTS) was opened

@@ -105,8 +105,8 @@ static __always_inline struct vfsmount *sbx_sb_mount(struct dentry *d, bool *lay
 	return (struct vfsmount *)(c.whole ?: c.in_ns ?: c.any);
 }
 
-/* The write check of an inode hook's dentry. */
-static __always_inline int sbx_check_meta(struct dentry *d, __u16 op)
+/* The write check of an inode hook's dentry (ll: a twin's, no cache). */
+static __always_inline int sbx_check_meta(struct dentry *d, bool ll, __u16 op)
 {
 	struct sbx_session *s;
 	struct vfsmount *mnt;
@@ -126,74 +126,57 @@ static __always_inline int sbx_check_meta(struct dentry *d, __u16 op)
 		return sbx_file_refuse(s, cgid, NULL, d, SBX_ACC_WRITE, op, SBX_RULE_ERROR);
 	if (sbx_internal_mount(mnt))
 		return 0;	/* a socket's or pipe's inode */
-	return sbx_check_file_in(s, cgid, mnt, d, d->d_inode, SBX_ACCBIT(SBX_ACC_WRITE), op);
+	return sbx_check_file_in(s, cgid, mnt, d, SBX_CACHE_INODE(ll, d),
+				 SBX_ACCBIT(SBX_ACC_WRITE), op);
 }
 
-/* The first argument is the mount's idmap (6.3+) or user namespace (6.1). */
-SEC("lsm/inode_setxattr")
-int BPF_PROG(sbx_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
-	     const void *value, size_t size, int flags, int ret)
-{
-	return ret ?: sbx_check_meta(dentry, SBX_OP_SETXATTR);
-}
-
-SEC("lsm/inode_removexattr")
-int BPF_PROG(sbx_inode_removexattr, void *idmap, struct dentry *dentry, const char *name,
-	     int ret)
-{
-	return ret ?: sbx_check_meta(dentry, SBX_OP_SETXATTR);
-}
+/* Each hook twice (SBX_TWINS, sbx_file.h): the landlock tier's twins are
+ * how it sees these at all, as Landlock does not. The first argument is
+ * the mount's idmap (6.3+) or user namespace (6.1). */
+SBX_TWINS(inode_setxattr, inode_setxattr, sbx_check_meta(dentry, ll, SBX_OP_SETXATTR),
+	  void *idmap, struct dentry *dentry, const char *name, const void *value, size_t size,
+	  int flags)
+SBX_TWINS(inode_removexattr, inode_removexattr, sbx_check_meta(dentry, ll, SBX_OP_SETXATTR),
+	  void *idmap, struct dentry *dentry, const char *name)
 
 /* From 6.2, POSIX ACLs are set and removed through their own hooks, not
  * inode_setxattr (on 6.1 they are xattrs like any other). */
-SEC("lsm/inode_set_acl")
-int BPF_PROG(sbx_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
-	     void *kacl, int ret)
-{
-	return ret ?: sbx_check_meta(dentry, SBX_OP_SETXATTR);
-}
-
-SEC("lsm/inode_remove_acl")
-int BPF_PROG(sbx_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name,
-	     int ret)
-{
-	return ret ?: sbx_check_meta(dentry, SBX_OP_SETXATTR);
-}
+SBX_TWINS(inode_set_acl, inode_set_acl, sbx_check_meta(dentry, ll, SBX_OP_SETXATTR),
+	  void *idmap, struct dentry *dentry, const char *acl_name, void *kacl)
+SBX_TWINS(inode_remove_acl, inode_remove_acl, sbx_check_meta(dentry, ll, SBX_OP_SETXATTR),
+	  void *idmap, struct dentry *dentry, const char *acl_name)
 
 /*
  * utimes, utimensat, touch. Mode, owner and size changes reach this hook
  * too, and are decided by the path hooks before it, so they are left
  * alone here (no second walk for every chmod).
  */
-static __always_inline int sbx_setattr(struct dentry *dentry, struct iattr *attr)
+static __always_inline int sbx_setattr(struct dentry *dentry, struct iattr *attr, bool ll)
 {
 	unsigned int valid = BPF_CORE_READ(attr, ia_valid);
 
 	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
 	    (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
 		return 0;
-	return sbx_check_meta(dentry, SBX_OP_SETATTR);
+	return sbx_check_meta(dentry, ll, SBX_OP_SETATTR);
 }
 
-/* 6.3 added the idmap argument; the loader keeps the variant that fits
- * (user/daemon/verifier.c). */
+/* 6.3 added the idmap argument to the hook; the loader keeps the variant
+ * that fits (user/daemon/verifier.c). security_inode_setattr() has taken
+ * it (as a user namespace on 6.1) since 6.0: its twin is the idmap one. */
 SEC("lsm/inode_setattr")
 int BPF_PROG(sbx_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
 {
-	return ret ?: sbx_setattr(dentry, attr);
+	return ret ?: sbx_setattr(dentry, attr, false);
 }
 
-SEC("lsm/inode_setattr")
-int BPF_PROG(sbx_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr,
-	     int ret)
-{
-	return ret ?: sbx_setattr(dentry, attr);
-}
+SBX_TWINS(inode_setattr_idmap, inode_setattr, sbx_setattr(dentry, attr, ll),
+	  void *idmap, struct dentry *dentry, struct iattr *attr)
 
 /* chattr and its relatives: inode flags (append-only, immutable, no-CoW),
  * the inode generation, project ids, fs-verity (read-only for good). The
  * file systems ask only for ownership, not for a writable descriptor. */
-static __always_inline int sbx_flags_ioctl(struct file *file, unsigned int cmd)
+static __always_inline int sbx_flags_ioctl(struct file *file, unsigned int cmd, bool ll)
 {
 	switch (cmd) {
 	case FS_IOC_SETFLAGS: case FS_IOC32_SETFLAGS: case FS_IOC_SETVERSION:
@@ -204,22 +187,13 @@ static __always_inline int sbx_flags_ioctl(struct file *file, unsigned int cmd)
 	}
 	if (!sbx_maybe_in_session())
 		return 0;
-	return sbx_check_file(file->f_path.mnt, file->f_path.dentry, file->f_inode,
+	return sbx_check_file(file->f_path.mnt, file->f_path.dentry, ll ? NULL : file->f_inode,
 			      SBX_ACCBIT(SBX_ACC_WRITE), SBX_OP_SETATTR);
 }
 
-SEC("lsm/file_ioctl")
-int BPF_PROG(sbx_file_ioctl_flags, struct file *file, unsigned int cmd, unsigned long arg,
-	     int ret)
-{
-	return ret ?: sbx_flags_ioctl(file, cmd);
-}
-
+SBX_TWINS(file_ioctl_flags, file_ioctl, sbx_flags_ioctl(file, cmd, ll),
+	  struct file *file, unsigned int cmd, unsigned long arg)
 /* 32-bit processes' ioctls have their own hook from 6.7 (on 6.1 they
  * reach file_ioctl). */
-SEC("lsm/file_ioctl_compat")
-int BPF_PROG(sbx_file_ioctl_compat_flags, struct file *file, unsigned int cmd,
-	     unsigned long arg, int ret)
-{
-	return ret ?: sbx_flags_ioctl(file, cmd);
-}
+SBX_TWINS(file_ioctl_compat_flags, file_ioctl_compat, sbx_flags_ioctl(file, cmd, ll),
+	  struct file *file, unsigned int cmd, unsigned long arg)

@@ -108,6 +108,15 @@ static __always_inline bool sbx_pseudo_fs(__u32 magic)
 	       magic == DEBUGFS_MAGIC || magic == TRACEFS_MAGIC || magic == SYSFS_MAGIC;
 }
 
+/* Writes that no policy allows: the pseudo file systems, and procfs files
+ * of processes outside the session. */
+static __always_inline bool sbx_write_never(struct dentry *d, __u64 cgid)
+{
+	__u32 magic = BPF_CORE_READ(d, d_sb, s_magic);
+
+	return sbx_pseudo_fs(magic) || (magic == PROC_SUPER_MAGIC && !sbx_proc_write_ok(d, cgid));
+}
+
 /* Directories and files with one name: what a cached verdict can stand
  * for. inode is a BTF pointer (see sbx_check_file): plain loads. */
 static __always_inline bool sbx_cacheable(struct inode *inode)
@@ -175,14 +184,8 @@ static __always_inline int sbx_check_file_in(const struct sbx_session *s, __u64 
 	__u64 *re, *de, r_epoch = 0, d_epoch = 0;
 	bool cache;
 
-	if (acc_mask & SBX_ACCBIT(SBX_ACC_WRITE)) {
-		__u32 magic = BPF_CORE_READ(d, d_sb, s_magic);
-
-		if (sbx_pseudo_fs(magic) ||
-		    (magic == PROC_SUPER_MAGIC && !sbx_proc_write_ok(d, cgid)))
-			return sbx_file_refuse(s, cgid, vmnt, d, SBX_ACC_WRITE, op,
-					       SBX_RULE_PSEUDOFS);
-	}
+	if ((acc_mask & SBX_ACCBIT(SBX_ACC_WRITE)) && sbx_write_never(d, cgid))
+		return sbx_file_refuse(s, cgid, vmnt, d, SBX_ACC_WRITE, op, SBX_RULE_PSEUDOFS);
 
 	re = bpf_map_lookup_elem(&sbx_epoch, &k_ren);
 	de = bpf_map_lookup_elem(&sbx_epoch, &k_dmn);
@@ -251,6 +254,38 @@ static __always_inline int sbx_check_file_in(const struct sbx_session *s, __u64 
 		return 0;
 	return sbx_file_report(io);
 }
+
+/*
+ * A file hook twice: the LSM program (the full tier), and a twin, an
+ * fmod_ret program on the hook's security_* function, for the landlock
+ * tier, where fmod_ret needs no BPF-LSM. There run's plan lets Landlock
+ * grant the writes that a directory's own verdict allows, however its
+ * entries are ruled (kernel_decides), so that a name can be made in the
+ * project root beside .sandbox; the twins refuse what the policy denies
+ * below it (.sandbox, the policy files, a denied entry), file what it
+ * asks, and see what Landlock does not (chmod, chown, times, xattrs,
+ * inode flags). In body, ll is the constant that says which of the two
+ * it is: a twin has no verdict cache (SBX_CACHE_INODE), since inode
+ * storage needs BPF-LSM, and the compiler drops it from the twin.
+ */
+#define SBX_TWINS(name, hook, body, ...)					\
+	SEC("lsm/" #hook)							\
+	int BPF_PROG(sbx_##name, __VA_ARGS__, int ret)				\
+	{									\
+		const bool ll __attribute__((unused)) = false;			\
+										\
+		return ret ?: (body);						\
+	}									\
+	SEC("fmod_ret/security_" #hook)						\
+	int BPF_PROG(sbx_ll_##name, __VA_ARGS__, int ret)			\
+	{									\
+		const bool ll __attribute__((unused)) = true;			\
+										\
+		return ret ?: (body);						\
+	}
+
+/* The object's inode for the verdict cache: none on a twin. */
+#define SBX_CACHE_INODE(ll, d)	((ll) ? NULL : (d)->d_inode)
 
 /* A read open of a procfs file: the command lines of outside processes
  * first (see sbx_proc_cmdline_hidden). */

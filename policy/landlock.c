@@ -3,10 +3,9 @@
  * landlock.c - a compiled policy as a Landlock ruleset (policy/landlock.h).
  *
  * The oracle is sbx_decide_path(): every entry the plan grants gets what
- * the BPF-LSM tier decides for it (ask counts as deny, unless the daemon
- * decides read and exec asks in the kernel: asks_in_kernel), so the two
- * tiers can only differ where Landlock
- * cannot say what the policy says, and there the plan is stricter:
+ * the BPF-LSM tier decides for it (ask counts as deny), so the two tiers
+ * can only differ where Landlock cannot say what the policy says, and
+ * there the plan is stricter:
  *  - a directory with a rule anchored below it is expanded into its
  *    entries, and keeps only the rights every entry below it may have; a
  *    name created there later gets only those;
@@ -14,6 +13,11 @@
  *    (MAKE_*, REMOVE_*, REFER), so a write-denied entry takes those rights
  *    from its whole directory;
  *  - execve needs READ_FILE as well as EXECUTE.
+ * Unless the daemon's programs on security_* decide writes and asks
+ * (kernel_decides, bpf/files.bpf.c): then the plan grants what the policy
+ * asks for, and a directory keeps its own write rights whatever its
+ * entries' (the programs refuse those below it that the policy denies),
+ * so that names can be made in the project root beside .sandbox.
  * Landlock's own rule is that a process in a domain cannot ptrace, or read
  * /proc/PID/{mem,environ,fd} of, a process outside it: the proc rules.
  * From ABI 6 the plan also scopes abstract unix sockets and signals to the
@@ -337,7 +341,7 @@ static void add_pseudofs(struct strset *hot)
 struct build {
 	const struct sbx_compiled *c;
 	int abi;
-	bool asks_in_kernel;
+	bool kernel_decides;
 	uint64_t all;
 	struct strset hot;		/* paths a rule is anchored on */
 	struct strset above;		/* their strict ancestors: the expanded directories */
@@ -347,9 +351,8 @@ struct build {
 };
 
 /* What the BPF-LSM tier decides for path: allowed access classes. Ask is
- * deny, unless the daemon decides the read and exec asks in the kernel
- * (asks_in_kernel): then Landlock lets those through to it. A write ask
- * stays a deny: creates, renames and unlinks are Landlock's alone. */
+ * deny, unless the daemon's programs decide asks in the kernel
+ * (kernel_decides): then Landlock lets them through. */
 static unsigned allowed(const struct build *b, const char *path)
 {
 	unsigned bits = 0;
@@ -360,7 +363,7 @@ static unsigned allowed(const struct build *b, const char *path)
 		if (sbx_decide_path(b->c, path, a, &d))
 			continue;
 		if (d.verdict == SBX_V_ALLOW || d.verdict == SBX_V_AUDIT ||
-		    (b->asks_in_kernel && d.verdict == SBX_V_ASK && a != SBX_ACC_WRITE))
+		    (b->kernel_decides && d.verdict == SBX_V_ASK))
 			bits |= SBX_ACCBIT(a);
 	}
 	return bits;
@@ -491,6 +494,12 @@ static struct mins walk(struct build *b, const char *path, bool dir)
 		below.obj &= k.obj;
 		below.par &= k.par & k.self;
 	}
+	if (b->kernel_decides) {
+		/* the kernel refuses the writes below that the policy denies:
+		 * Landlock keeps the directory's own, for its new names too */
+		below.obj |= m.obj & LL_WRITE_OBJ;
+		below.par |= m.par & LL_WRITE_PAR;
+	}
 	add_rule(b, path, below.obj | below.par, true);
 	return (struct mins){ below.obj, below.par, m.self, below.obj | below.par };
 }
@@ -586,7 +595,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 		      char **why)
 {
 	struct build b = { .c = c, .abi = abi, .all = sbx_landlock_all_rights(abi),
-			   .asks_in_kernel = opts && opts->asks_in_kernel };
+			   .kernel_decides = opts && opts->kernel_decides };
 	struct scan sc = { .c = c, .hot = &b.hot };
 	struct stat st;
 	int err = 0;

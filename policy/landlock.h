@@ -80,11 +80,14 @@ struct sbx_landlock_opts {
 	const char *const *scan_roots;
 	size_t n_scan_roots;
 	size_t scan_max;		/* entries; 0: SBX_LANDLOCK_SCAN_MAX */
-	/* The daemon decides a read or exec that the policy asks for, in the
-	 * kernel (bpf/files.bpf.c, on security_file_open): grant those here,
-	 * so that a person's approval can reach the running session. False:
-	 * ask is deny, as nobody could approve. */
-	bool asks_in_kernel;
+	/* The daemon's programs on security_file_open and security_path_*
+	 * (bpf/files.bpf.c) decide every write, and the reads and execs the
+	 * policy asks for: grant what the policy asks for, so that a person's
+	 * approval can reach the running session, and keep a directory's own
+	 * write rights, so that names can be made beside a write-denied one.
+	 * False: ask is deny, as nobody could approve, and a directory keeps
+	 * only the write rights all of its entries may have. */
+	bool kernel_decides;
 };
 
 #define SBX_LANDLOCK_SCAN_MAX	200000

@@ -588,15 +588,18 @@ SBX_TEST(landlock, differential_with_decide)
 	free(proj);
 }
 
-/* Where the daemon decides read and exec asks in the kernel (files.bpf.c,
- * sbx_ll_file_ask), the plan lets Landlock grant what the policy asks for,
- * and nothing else: a write ask, a deny and the .sandbox stay refused. */
-SBX_TEST(landlock, asks_in_kernel_grants_only_the_asked_reads)
+/* Where the daemon's programs decide writes and asks in the kernel
+ * (files.bpf.c: sbx_ll_file_open and the security_path_* twins), the plan
+ * lets Landlock grant what the policy asks for and a directory's own
+ * writes, so that a name can be made in the project root beside .sandbox;
+ * a read deny and a write deny where no directory above may be written
+ * stay Landlock's. */
+SBX_TEST(landlock, kernel_decides_grants_asks_and_a_directorys_own_writes)
 {
 	static const char *const dirs[] = { ".sandbox" };
 	static const char *const files[] = { "ask.txt", "secret.txt", ".sandbox/policy.yaml" };
 	struct sbx_landlock_plan with, without;
-	struct sbx_landlock_opts opts = { .asks_in_kernel = true };
+	struct sbx_landlock_opts opts = { .kernel_decides = true };
 	struct sbx_compiled c;
 	struct sbx_policy *p;
 	enum sbx_landlock_verdict v;
@@ -620,9 +623,19 @@ SBX_TEST(landlock, asks_in_kernel_grants_only_the_asked_reads)
 	free(t);
 	t = pt_path("%s/secret.txt", proj);
 	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_READ, &v, NULL) == 0 && v == SBX_LL_DENY);
-	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_WRITE, &v, NULL) == 0 && v != SBX_LL_ALLOW);
+	/* the kernel's twins refuse it (tests/kernel/nobpf) */
+	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_WRITE, &v, NULL) == 0 && v == SBX_LL_ALLOW);
+	CU_ASSERT(sbx_landlock_check(&without, t, SBX_ACC_WRITE, &v, NULL) == 0 &&
+		  v != SBX_LL_ALLOW);
 	free(t);
-	t = pt_path("%s/.sandbox/policy.yaml", proj);
+	/* a name made later in the project root, beside .sandbox */
+	t = pt_path("%s/hello", proj);
+	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_WRITE, &v, NULL) == 0 && v == SBX_LL_ALLOW);
+	CU_ASSERT(sbx_landlock_check(&without, t, SBX_ACC_WRITE, &v, NULL) == 0 &&
+		  v != SBX_LL_ALLOW);
+	free(t);
+	/* outside the project the policy denies writes: Landlock's still */
+	t = pt_path("%s/notes.txt", home);
 	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_WRITE, &v, NULL) == 0 && v != SBX_LL_ALLOW);
 	free(t);
 	sbx_landlock_plan_free(&with);

@@ -87,7 +87,7 @@ static void join_own_keyring(void)
  * before it becomes CMD; on any error CMD is not run. On a terminal the
  * first line names the tier, so nobody mistakes it for the full one.
  */
-static int confine_for_tier(const char *tier, int abi, bool asks, const char *policy,
+static int confine_for_tier(const char *tier, int abi, bool kdec, const char *policy,
 			    const char *project)
 {
 	char *err = NULL;
@@ -98,7 +98,7 @@ static int confine_for_tier(const char *tier, int abi, bool asks, const char *po
 		fprintf(stderr, "bpfsbx: tier landlock (Landlock ABI %d, no BPF-LSM): files and exec "
 			"by Landlock, network by the cgroup programs, the never-list by seccomp "
 			"(bpfsbx doctor lists what is not enforced)\n", abi);
-	if (sbx_fallback_confine(policy, getenv("HOME") ? getenv("HOME") : "/", project, asks,
+	if (sbx_fallback_confine(policy, getenv("HOME") ? getenv("HOME") : "/", project, kdec,
 				 &err)) {
 		sbx_err("run: %s", err ? err : "the fallback tier could not be applied");
 		free(err);
@@ -144,7 +144,7 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 	char *err = NULL, *tier;
 	const char *sess;
 	int rc, abi;
-	bool asks;
+	bool kdec;
 
 	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "run", "policy_path", policy, "project",
 			project, "home", getenv("HOME") ? getenv("HOME") : "");
@@ -172,14 +172,14 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 	sess = sbx_json_str(reply, "session");
 	tier = sbx_strdup(sbx_json_str(reply, "tier") ? sbx_json_str(reply, "tier") : "");
 	abi = (int)json_integer_value(json_object_get(reply, "landlock_abi"));
-	asks = json_is_true(json_object_get(reply, "landlock_asks"));
+	kdec = json_is_true(json_object_get(reply, "kernel_decides"));
 	/* a daemon that does not say keeps nothing */
 	sbx_scrub_env((uint32_t)json_integer_value(json_object_get(reply, "keep_env")));
 	setenv("BPFSBX_SESSION", sess ? sess : "", 1);
 	setenv("BPFSBX_PROJECT", project, 1);
 	json_decref(reply);
 	join_own_keyring();
-	rc = confine_for_tier(tier, abi, asks, policy, project);
+	rc = confine_for_tier(tier, abi, kdec, policy, project);
 	free(tier);
 	if (rc)
 		return SBX_EXIT_FAIL;
@@ -253,7 +253,7 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 			_exit(SBX_EXIT_FAIL);
 		}
 		join_own_keyring();	/* as the user, who owns it */
-		if (confine_for_tier(tier, d.k.landlock_abi, sbx_kernel_asks_in_kernel(&d.k), policy,
+		if (confine_for_tier(tier, d.k.landlock_abi, sbx_kernel_decides(&d.k), policy,
 				     project))
 			_exit(SBX_EXIT_FAIL);
 		exec_cmd(cmd);

@@ -179,8 +179,8 @@ static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json
 	return with_diags(json_pack("{s:b,s:s,s:I,s:s,s:I,s:s,s:i,s:b}", "ok", 1, "session",
 				    s->name, "cgid", (json_int_t)s->cgid, "project", s->project,
 				    "keep_env", (json_int_t)s->hdr.keep_env, "tier", s->tier,
-				    "landlock_abi", s->landlock_abi, "landlock_asks",
-				    sbx_kernel_asks_in_kernel(&d->k)), diags);
+				    "landlock_abi", s->landlock_abi, "kernel_decides",
+				    sbx_kernel_decides(&d->k)), diags);
 }
 
 /*
@@ -374,10 +374,10 @@ static const struct sbx_ctl_op ops[] = {
 	  "start a session and move the caller's process into it; a terminal that comes "
 	  "along as SCM_RIGHTS (run's stderr) gets one line per request the session files",
 	  "`{\"ok\":true,\"session\",\"cgid\",\"project\",\"keep_env\",\"tier\",\"landlock_abi\","
-	  "\"landlock_asks\",\"diagnostics\"?}`; the caller is in the session's cgroup when the "
+	  "\"kernel_decides\",\"diagnostics\"?}`; the caller is in the session's cgroup when the "
 	  "reply arrives; on tier `landlock` it must confine itself (Landlock, seccomp) before it "
-	  "runs anything, granting the read and exec asks when landlock_asks (the kernel decides "
-	  "them)" },
+	  "runs anything; kernel_decides: the daemon's programs decide writes and asks in the "
+	  "kernel, and its plan lets Landlock grant them" },
 	{ "submit", op_submit, SBX_CTL_INSIDE, submit_args,
 	  "a connector's request, written into the caller's session queue; or, with "
 	  "`record`, a record appended to the session's audit log",

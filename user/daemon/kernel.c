@@ -115,7 +115,7 @@ int sbx_kernel_sec_hooks(void)
 	       stat(SBX_PIN_DIR "/progs/sbx_unix_stream_connect", &st) == 0;
 }
 
-bool sbx_kernel_asks_in_kernel(const struct sbx_kernel *k)
+bool sbx_kernel_decides(const struct sbx_kernel *k)
 {
 	/* the landlock tier's programs load all together or not at all */
 	return k->tier == SBX_TIER_LANDLOCK && sbx_kernel_sec_hooks() == 1;

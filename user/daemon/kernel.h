@@ -30,10 +30,10 @@ bool sbx_kernel_pinned(void);
  * by owner (either tier's): 1 yes, 0 no, -1 nothing pinned (or bpffs not
  * readable) */
 int sbx_kernel_sec_hooks(void);
-/* The landlock tier with its program that decides read and exec asks on
- * security_file_open (files.bpf.c) pinned: run then lets Landlock grant
- * what the policy asks for, and the kernel asks. */
-bool sbx_kernel_asks_in_kernel(const struct sbx_kernel *k);
+/* The landlock tier with its programs on security_file_open and the
+ * security_path_* functions (files.bpf.c) pinned: they decide every write
+ * and the asks, so run's plan lets Landlock grant those. */
+bool sbx_kernel_decides(const struct sbx_kernel *k);
 /* Adopt the pinned state or, if there is none and load is true, load
  * and pin the programs and maps atomically (no links: sbx_kernel_attach).
  * On failure nothing is left behind. Without BPF-LSM (not built, or not in

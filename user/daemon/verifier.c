@@ -22,8 +22,8 @@
 /*
  * Programs written for one signature of a hook that changed, for a hook
  * that only some kernels have, or for a kfunc that only some kernels
- * have. A program of this table is loaded only where bpf_lsm_<hook> in the
- * kernel's BTF takes nargs arguments and, if kfunc is named, where the
+ * have. A program of this table is loaded only where bpf_lsm_<hook> (or the
+ * security_* function named) in the kernel's BTF takes nargs arguments and, if kfunc is named, where the
  * kernel has that kfunc (kfunc_wanted) or has not (!kfunc_wanted). A hook
  * marked optional may have no variant on a kernel: there, the operation
  * reaches another hook that covers it (6.1 sets POSIX ACLs through
@@ -51,6 +51,13 @@ static const struct prog_variant {
 	{ "sbx_file_fcntl", "file_fcntl", 3, false, "bpf_task_from_pid", false },
 	{ "sbx_file_fcntl_lookup", "file_fcntl", 3, false, "bpf_task_from_pid", true },
 	{ "sbx_key_free", "key_free", 1, true, NULL, false },
+	/* the landlock tier's twins of the same hooks (bpf/sbx_file.h), by
+	 * the security_* function's own arguments: 6.1's security_inode_setattr
+	 * already takes the idmap's forerunner, which its hook does not */
+	{ "sbx_ll_inode_setattr_idmap", "security_inode_setattr", 3, false, NULL, false },
+	{ "sbx_ll_inode_set_acl", "security_inode_set_acl", 4, true, NULL, false },
+	{ "sbx_ll_inode_remove_acl", "security_inode_remove_acl", 3, true, NULL, false },
+	{ "sbx_ll_file_ioctl_compat_flags", "security_file_ioctl_compat", 3, true, NULL, false },
 };
 
 #define N_VARIANTS (sizeof(prog_variants) / sizeof(prog_variants[0]))
@@ -63,10 +70,12 @@ static const struct prog_variant *variant_of(const char *prog)
 	return NULL;
 }
 
-/* Arguments of bpf_lsm_<hook> in the BTF, or -1 if the kernel has no such hook. */
+/* Arguments of bpf_lsm_<hook> (of the function itself, for a security_*
+ * function) in the BTF, or -1 if the kernel has no such hook. */
 static int hook_nargs(const struct btf *btf, const char *hook)
 {
-	char *fn = sbx_asprintf("bpf_lsm_%s", hook);
+	char *fn = strncmp(hook, "security_", 9) ? sbx_asprintf("bpf_lsm_%s", hook) :
+						  sbx_strdup(hook);
 	int id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC);
 	const struct btf_type *t;
 

@@ -78,7 +78,7 @@ static char *first_error(const struct sbx_diags *d, const char *path)
 }
 
 int sbx_fallback_confine(const char *policy_path, const char *home, const char *project,
-			 bool asks_in_kernel, char **err)
+			 bool kernel_decides, char **err)
 {
 	struct sbx_policy_env env = { .home = home, .project = project, .resolve = no_resolve };
 	struct sbx_landlock_plan plan = { 0 };
@@ -122,7 +122,7 @@ int sbx_fallback_confine(const char *policy_path, const char *home, const char *
 	rc = sbx_landlock_plan(p, &c, abi, &(struct sbx_landlock_opts){
 					.scan_roots = (const char *const *)roots.v,
 					.n_scan_roots = roots.n,
-					.asks_in_kernel = asks_in_kernel }, &plan, &why);
+					.kernel_decides = kernel_decides }, &plan, &why);
 	sbx_scan_roots_free(&roots);
 	if (rc) {
 		*err = sbx_asprintf("making the Landlock ruleset: %s", why ? why : strerror(-rc));

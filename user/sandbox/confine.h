@@ -15,12 +15,12 @@
  * the process may be half confined or not at all: the caller must not run
  * CMD (fail closed). A policy that says `sandbox: {require: bpf-lsm}` is
  * refused here (-EPERM), and so is a kernel without Landlock (-ENOSYS,
- * -EOPNOTSUPP). asks_in_kernel: the daemon decides read and exec asks
- * in the kernel (the "landlock_asks" of its run reply), so the plan grants
- * them (policy/landlock.h).
+ * -EOPNOTSUPP). kernel_decides: the daemon's programs decide writes,
+ * and the asks, in the kernel (the "kernel_decides" of its run reply), so
+ * the plan lets Landlock grant them (policy/landlock.h).
  */
 int sbx_fallback_confine(const char *policy_path, const char *home, const char *project,
-			 bool asks_in_kernel, char **err);
+			 bool kernel_decides, char **err);
 
 /* The PATH directories, the project and the home directory: the trees the
  * plan searches for entries a name rule matches. */

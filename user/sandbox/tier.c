@@ -131,22 +131,31 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    "a session may signal every process of its user");
 
 	/* files and exec */
-	ROW("file reads and writes by path", "Landlock", have(ll), NULL);
+	ROW("file reads by path", "Landlock", have(ll), NULL);
+	ROW("file writes by path: opens, creates, unlinks, renames, links, truncate, chmod, "
+	    "chown, times, xattrs, inode flags", hooks ? "fmod_ret on security_file_open, the "
+	    "security_path_* functions, security_inode_setattr and _setxattr and "
+	    "security_file_ioctl: the policy's verdict, EPERM with an event; Landlock as well "
+	    "where no directory above may be written" : ll ? "Landlock" : "none",
+	    hooks ? SBX_PROT_ENFORCED : ll ? SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED,
+	    hooks ? NULL : "a name cannot be made beside a write-denied one (the project root "
+	    "beside .sandbox); chmod, chown, times, xattrs and inode flags are not checked");
 	ROW("exec by path", "Landlock EXECUTE", have(ll), NULL);
 	ROW("rename and link into another directory", abi >= 2 ? "Landlock REFER (ABI 2)" :
 	    "Landlock ABI 1: every such rename or link is refused", have(ll), NULL);
-	ROW("truncate", abi >= 3 ? "Landlock TRUNCATE (ABI 3)" : "none: Landlock ABI 3 has TRUNCATE",
-	    have(abi >= 3), abi >= 3 ? NULL : "truncate(2) is not checked: a file the policy keeps "
-	    "from writing can still be emptied");
+	ROW("truncate", hooks ? "fmod_ret on security_path_truncate" : abi >= 3 ?
+	    "Landlock TRUNCATE (ABI 3)" : "none: Landlock ABI 3 has TRUNCATE",
+	    have(hooks || abi >= 3), hooks || abi >= 3 ? NULL : "truncate(2) is not checked: a "
+	    "file the policy keeps from writing can still be emptied");
 	ROW("device ioctls", abi >= 5 ? "Landlock IOCTL_DEV (ABI 5)" :
 	    "none: Landlock ABI 5 has IOCTL_DEV", have(abi >= 5), NULL);
-	ROW("the always-protected set (.sandbox, policy files, bpffs, cgroupfs)", "Landlock",
+	ROW("the always-protected set (.sandbox, policy files, bpffs, cgroupfs)", hooks ?
+	    "the programs on security_file_open and security_path_*, and Landlock" : "Landlock",
 	    have(ll), NULL);
-	ROW("file asks: a person approves a read or exec, and the session carries on", hooks ?
-	    "fmod_ret on security_file_open decides what the policy asks for (run's plan lets "
-	    "Landlock grant it)" : "none: without the daemon's programs on security_* an ask "
-	    "is a deny", hooks ? SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED, hooks ? "a write "
-	    "ask is a deny: creates, renames and unlinks are Landlock's alone" : NULL);
+	ROW("file asks: a person approves a read, write or exec, and the session carries on",
+	    hooks ? "fmod_ret on security_file_open and security_path_* decide what the policy "
+	    "asks for (run's plan lets Landlock grant it)" : "none: without the daemon's "
+	    "programs on security_* an ask is a deny", have(hooks), NULL);
 
 	/* network */
 	ROW("IP connects and sends, DNS redirect, loopback listeners",
@@ -194,12 +203,10 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 
 	/* events */
 	ROW("events for network denials", "the cgroup programs", have(p->cgroup2), NULL);
-	ROW("events for file and exec denials", hooks ? "fexit on security_file_open: "
-	    "Landlock's refusal of an open or exec, with the policy's rule (or built-in "
-	    "landlock)" : NO_HOOKS,
-	    hooks ? SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED, hooks ? "a refused create, "
-	    "unlink, rename or link (Landlock's path hooks) has no event" :
-	    "silent in the kernel: only the connectors report them");
+	ROW("events for file and exec denials", hooks ? "the programs that refuse writes; "
+	    "fexit on security_file_open for Landlock's refusal of a read or exec, with the "
+	    "policy's rule (or built-in landlock)" : NO_HOOKS,
+	    have(hooks), hooks ? NULL : "silent in the kernel: only the connectors report them");
 	ROW("events for the never-list", "none: seccomp's EPERM is silent", SBX_PROT_NOT_ENFORCED,
 	    "refused, but no event");
 	return k;

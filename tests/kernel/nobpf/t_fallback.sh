@@ -2,8 +2,10 @@
 # without bpf (tests/kernel/boot-lsm-list runs this with run-all --nobpf):
 # the daemon runs the cgroup programs only, and `run` confines itself with
 # Landlock and the never-list (seccomp) before it becomes CMD. Judged by
-# effect, as the full suite is. Landlock refuses with EACCES where the
-# BPF-LSM hooks say EPERM; the never-list and the cgroup programs say EPERM.
+# effect, as the full suite is. Landlock refuses a read or exec with EACCES
+# where the BPF-LSM hooks say EPERM; writes (the daemon's programs on
+# security_file_open and security_path_*), the never-list and the cgroup
+# programs say EPERM.
 
 test_status_and_session_state_name_the_tier() {
 	"$SBX" status --json >/tmp/fb.status
@@ -26,14 +28,14 @@ test_status_and_session_state_name_the_tier() {
 test_ssh_key_refused_and_unchanged() {
 	sum=$(sha256sum <$THOME/.ssh/id_rsa)
 	expect "ERR EACCES" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
-	expect "ERR EACCES" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa trunc
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa trunc
 	out=$(in_session $POL/core.yaml cat $THOME/.ssh/id_rsa 2>&1) && fail "cat read it: $out"
 	printf '%s' "$out" | grep -q "Permission denied" || fail "cat: $out"
 	[ "$(sha256sum <$THOME/.ssh/id_rsa)" = "$sum" ] || fail "the key changed"
 	# Landlock refused; the event names the policy's rule (fexit on
 	# security_file_open), not the built-in landlock one
 	event operation=open_read object=$THOME/.ssh/id_rsa verdict=deny tier=landlock rule.reason="test: ssh keys"
-	event operation=open_write object=$THOME/.ssh/id_rsa verdict=deny tier=landlock
+	event operation=open_write object=$THOME/.ssh/id_rsa verdict=deny tier=landlock rule.reason="test: ssh keys"
 	# the same user outside a session: only the session is confined
 	expect "OK" as_user $SBXT open $THOME/.ssh/id_rsa
 }
@@ -62,11 +64,71 @@ test_policy_file_write_refused() {
 	cp $POL/core.yaml $PROJ/.sandbox/policy.yaml
 	chown -R $TUSER:$TUSER $PROJ/.sandbox
 	sum=$(sha256sum <$PROJ/.sandbox/policy.yaml)
-	expect "ERR EACCES" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/policy.yaml a
-	expect "ERR EACCES" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/policy.yaml trunc
-	expect "ERR EACCES" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/new.yaml creat
+	expect "ERR EPERM" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/policy.yaml a
+	expect "ERR EPERM" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/policy.yaml trunc
+	expect "ERR EPERM" in_session $PROJ/.sandbox/policy.yaml $SBXT open $PROJ/.sandbox/new.yaml creat
 	[ "$(sha256sum <$PROJ/.sandbox/policy.yaml)" = "$sum" ] || fail "the policy changed"
 	[ ! -e $PROJ/.sandbox/new.yaml ] || fail "a file was made in .sandbox"
+	event operation=open_write object=$PROJ/.sandbox/policy.yaml verdict=deny tier=landlock rule.id=$((0xffff0000 + 1))
+	event operation=create object=$PROJ/.sandbox/new.yaml verdict=deny tier=landlock
+}
+
+# The project root beside .sandbox (issue 30): run's plan lets Landlock
+# grant the writes the root's own verdict allows, so a build can make,
+# rename and remove names there; the daemon's programs on security_path_*
+# keep .sandbox and the policy files: moved away, replaced, made anew or
+# linked into, each refused with EPERM and an event, and nothing changes.
+test_project_root_takes_new_names_and_keeps_sandbox() {
+	mkdir -p $PROJ/.sandbox
+	cp $POL/core.yaml $PROJ/.sandbox/policy.yaml
+	chown -R $TUSER:$TUSER $PROJ
+	sum=$(sha256sum <$PROJ/.sandbox/policy.yaml)
+	P=$PROJ/.sandbox/policy.yaml
+	in_session $P sh -c "cd $PROJ && printf 'int main(void){return 0;}' >hello.c &&
+		cp /bin/true hello && ./hello && mkdir build && mv hello build/hello &&
+		ln -s build/hello hello.link && rm hello.link && rm -r build &&
+		chmod 600 hello.c && mv hello.c main.c" >/tmp/fb-root.log 2>&1 ||
+		fail "the build's names in the project root: $(cat /tmp/fb-root.log)"
+	[ -f $PROJ/main.c ] && [ ! -e $PROJ/build ] || fail "the writes did not land"
+	expect "ERR EPERM" in_session $P $SBXT rename $PROJ/.sandbox $PROJ/sandbox.old
+	expect "ERR EPERM" in_session $P $SBXT rename $PROJ/main.c $PROJ/.sandbox/policy.yaml
+	expect "ERR EPERM" in_session $P $SBXT link $PROJ/main.c $PROJ/.sandbox/policy2.yaml
+	expect "ERR EPERM" in_session $P $SBXT unlink $PROJ/.sandbox/policy.yaml
+	expect "ERR EPERM" in_session $P $SBXT chmod $PROJ/.sandbox/policy.yaml
+	expect "ERR EPERM" in_session $P $SBXT symlink /tmp/x $PROJ/.sandbox/evil
+	[ -d $PROJ/.sandbox ] && [ ! -e $PROJ/sandbox.old ] && [ ! -e $PROJ/.sandbox/policy2.yaml ] &&
+		[ ! -L $PROJ/.sandbox/evil ] || fail ".sandbox changed: $(ls -la $PROJ/.sandbox)"
+	[ "$(sha256sum <$P)" = "$sum" ] || fail "the policy changed"
+	[ "$(stat -c %a $P)" = 644 ] || fail "the policy's mode changed: $(stat -c %a $P)"
+	event operation=rename_from object=$PROJ/.sandbox verdict=deny tier=landlock
+	event operation=unlink object=$PROJ/.sandbox/policy.yaml verdict=deny tier=landlock
+	# a forged one, made in the session, cannot take its place
+	expect "OK" in_session $P sh -c "mkdir $PROJ/forged && cp $POL/core.yaml $PROJ/forged/ && rm -rf $PROJ/forged/core.yaml && $SBXT open $PROJ/forged/policy.yaml creat"
+	expect "ERR EPERM" in_session $P $SBXT rename $PROJ/forged $PROJ/.sandbox
+	expect "ERR EPERM" in_session $P $SBXT rename $PROJ/forged/policy.yaml $PROJ/.sandbox/policy.yaml
+	[ "$(sha256sum <$P)" = "$sum" ] && [ -d $PROJ/forged ] || fail "the forged .sandbox took its place"
+}
+
+# What Landlock does not see, or sees only from a later ABI: chmod, chown
+# and truncate(2) of a write-denied file, and a hard link that would give
+# it a second name, all by the programs on security_path_*, on ABI 2 too.
+test_write_denied_file_keeps_its_mode_size_and_names() {
+	K=$THOME/.ssh/id_rsa
+	chmod 640 $K
+	sum=$(sha256sum <$K)
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT chmod $K
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT chown $K
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT truncate $K
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT link $K $PROJ/key
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT rename $K $PROJ/key
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT unlink $K
+	[ "$(stat -c %a $K)" = 640 ] && [ "$(sha256sum <$K)" = "$sum" ] && [ ! -e $PROJ/key ] ||
+		fail "the key changed: $(stat -c '%a %s' $K)"
+	event operation=chmod object=$K verdict=deny tier=landlock rule.reason="test: ssh keys"
+	event operation=truncate object=$K verdict=deny tier=landlock
+	event operation=link_from object=$K verdict=deny tier=landlock
+	# the same user outside a session may
+	expect "OK" as_user $SBXT chmod $K
 }
 
 test_project_files_readable_and_writable() {
