@@ -1,6 +1,7 @@
 # Asks and approvals (tests/kernel/t_escalation.sh) on the fallback tier:
-# a read or exec ask is decided in the kernel there (sbx_ll_file_ask on
-# security_file_open, after run's plan let Landlock grant it), so an
-# approval reaches the running session; a write ask is a deny there, and
-# the tests that need one say so ($TIER).
+# read, write and exec asks are decided in the kernel there
+# (sbx_ll_file_open on security_file_open and the security_path_* twins,
+# after run's plan let Landlock grant them), so an approval reaches the
+# running session; where the tier answers differently, the test itself
+# says so ($TIER).
 . "$ROOT/tests/kernel/t_escalation.sh"
