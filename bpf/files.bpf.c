@@ -348,17 +348,19 @@ SBX_TWINS(path_rename, path_rename,
 /*
  * A file descriptor passed in over a unix socket (SCM_RIGHTS) was opened
  * by someone else, outside the session, and never went through
- * file_open here: receiving it is opening it (terminals: sbx_tty.h).
+ * file_open here: receiving it is opening it. A terminal is decided by
+ * who owns it (sbx_tty.h), on the full tier only: the pty owners are
+ * inode storage, which the landlock tier's twin cannot read.
  */
-SEC("lsm/file_receive")
-int BPF_PROG(sbx_file_receive, struct file *file, int ret)
+static __always_inline int sbx_receive(struct file *file, bool ll)
 {
 	__u32 fmode;
 	__u8 acc = 0;
+	int ret;
 
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	if (sbx_is_chr(file->f_inode)) {
+	if (!sbx_maybe_in_session())
+		return 0;
+	if (!ll && sbx_is_chr(file->f_inode)) {
 		ret = sbx_tty_check(file, file->f_inode, SBX_OP_FILE_RECEIVE, true);
 		if (ret)
 			return ret;
@@ -371,5 +373,7 @@ int BPF_PROG(sbx_file_receive, struct file *file, int ret)
 	if (!acc)
 		return 0;
 	return sbx_check_file(BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry),
-			      file->f_inode, acc, SBX_OP_FILE_RECEIVE);
+			      ll ? NULL : file->f_inode, acc, SBX_OP_FILE_RECEIVE);
 }
+
+SBX_TWINS(file_receive, file_receive, sbx_receive(file, ll), struct file *file)

@@ -72,6 +72,30 @@ test_ask_to_create_a_file_is_requested_and_approved() {
 	wait $STEPPER || true
 }
 
+# An exec the policy asks for: refused and filed, and once approved the
+# same session's retry runs it. On the landlock tier too: run's plan lets
+# Landlock grant the exec, and sbx_ll_file_open asks.
+test_exec_ask_is_requested_and_approved() {
+	aws_fixture
+	cp /bin/echo /opt/sbxbin/asked && chmod 755 /opt/sbxbin/asked
+	rm -f /tmp/go.* /tmp/try.*
+	in_session $POL/ask.yaml sh -c "$SBXT exec /opt/sbxbin/asked OK >/tmp/try.1 2>&1
+		while [ ! -e /tmp/go.2 ]; do sleep 0.05; done
+		$SBXT exec /opt/sbxbin/asked OK >/tmp/try.2 2>&1" &
+	STEPPER=$!
+	[ "$(tried 1)" = "ERR EPERM" ] || fail "first try: $(tried 1)"
+	id=$(one_pending)
+	[ "$(qfield pending $id object.path)" = /opt/sbxbin/asked ] || fail "path: $(qfield pending $id object.path)"
+	[ "$(qfield pending $id object.access)" = exec ] || fail "access: $(qfield pending $id object.access)"
+	event operation=exec object=/opt/sbxbin/asked verdict=ask
+	approve $id once
+	wait_for test -e $PROJ/.sandbox/escalations/applied/$id || fail "decision not applied"
+	touch /tmp/go.2
+	[ "$(tried 2)" = "OK" ] || fail "retry after approval: $(tried 2)"
+	wait $STEPPER || true
+	rm -f /opt/sbxbin/asked
+}
+
 test_deny_stays_denied() {
 	aws_fixture
 	stepper $POL/ask.yaml $THOME/.aws/credentials 2

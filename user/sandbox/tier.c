@@ -141,6 +141,11 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    hooks ? NULL : "a name cannot be made beside a write-denied one (the project root "
 	    "beside .sandbox); chmod, chown, times, xattrs and inode flags are not checked");
 	ROW("exec by path", "Landlock EXECUTE", have(ll), NULL);
+	ROW("descriptors passed in over a unix socket (SCM_RIGHTS)", hooks ? "fmod_ret on "
+	    "security_file_receive: the file's verdict, EPERM with an event" : "none: Landlock "
+	    "checks opens, and the descriptor was opened outside", hooks ? SBX_PROT_PARTIAL :
+	    SBX_PROT_NOT_ENFORCED, hooks ? "a terminal passed in is not decided: who owns a pty "
+	    "is inode storage, which needs BPF-LSM" : NULL);
 	ROW("rename and link into another directory", abi >= 2 ? "Landlock REFER (ABI 2)" :
 	    "Landlock ABI 1: every such rename or link is refused", have(ll), NULL);
 	ROW("truncate", hooks ? "fmod_ret on security_path_truncate" : abi >= 3 ?

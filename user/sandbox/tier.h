@@ -69,7 +69,7 @@ struct sbx_protection {
  * network and events. Returns the number of rows written to rows (at most
  * max; SBX_TIER_ROWS is enough).
  */
-#define SBX_TIER_ROWS	39
+#define SBX_TIER_ROWS	40
 unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protection *rows,
 			      unsigned max);
 const char *sbx_prot_state_name(enum sbx_prot_state s);

@@ -272,3 +272,21 @@ test_other_socket_families_refused_by_seccomp() {
 	in_session $POL/core.yaml ip -o link show lo >/dev/null || fail "ip link (netlink route) failed in a session"
 	[ "$(fb_row "socket families (raw, packet, netlink, ...)")" = enforced ] || fail "doctor's row"
 }
+
+# SCM_RIGHTS: a helper outside the session, which the policy lets the
+# session reach, hands in a descriptor it opened on a denied file. Landlock
+# checks opens only, and this one was made outside the domain: the twin
+# on security_file_receive refuses it as the full tier does. (A terminal
+# passed in is not decided on this tier: docs/FALLBACK.md.)
+test_descriptor_of_a_denied_file_passed_in_is_refused() {
+	rm -f /tmp/fb-fdsrv.sock
+	$SBXT fd-server /tmp/fb-fdsrv.sock /srv/sbx/denied/file >/tmp/fb-fdsrv.out 2>&1 &
+	wait_for grep -q LISTENING /tmp/fb-fdsrv.out || fail "server"
+	expect "ERR EPERM" in_session $POL/core.yaml $SBXT recv-fd /tmp/fb-fdsrv.sock
+	event operation=file_receive object=/srv/sbx/denied/file verdict=deny tier=landlock
+	# an allowed file passes
+	rm -f /tmp/fb-fdsrv.sock
+	$SBXT fd-server /tmp/fb-fdsrv.sock /srv/sbx/open/file >/tmp/fb-fdsrv.out 2>&1 &
+	wait_for grep -q LISTENING /tmp/fb-fdsrv.out || fail "server"
+	expect "OK" in_session $POL/core.yaml $SBXT recv-fd /tmp/fb-fdsrv.sock
+}
