@@ -26,6 +26,22 @@ ll_abi() { case ${KLINE:-} in 6.1) echo 2 ;; 6.12) echo 6 ;; *) echo 0 ;; esac; 
 if [ $TIER = bpf-lsm ]; then FILE_DENIED="ERR EPERM"; else FILE_DENIED="ERR EACCES"; fi
 
 skip() { echo "SKIP: $*"; exit 77; }
+
+# nobpf_61_only NAME...: in a fallback-suite file (tests/kernel/nobpf) that
+# sources a full-tier file, on 6.1 only: the file's tests not named are
+# skipped, with the reason. 6.1's fallback guest runs the file's tests of
+# each hook family named here, 6.12's runs them all: the same programs on
+# the same security_* functions, and a CI run within its time budget.
+nobpf_61_only() {
+	local t k keep
+	[ "${KLINE:-}" = 6.1 ] || return 0
+	for t in $(declare -F | awk '$3 ~ /^test_/ {print $3}'); do
+		keep=0
+		for k in "$@"; do [ "test_$k" = "$t" ] && keep=1; done
+		[ $keep = 1 ] ||
+			eval "$t() { skip 'run by the 6.12 fallback guest; on 6.1 this file runs one test per hook family'; }"
+	done
+}
 # also on stderr: a fail inside $(...) would otherwise be swallowed with
 # its message, and set -e end the test without a word
 fail() { echo "FAIL: $*"; echo "FAIL: $*" >&2; exit 1; }

@@ -4,3 +4,6 @@
 # same verdicts and events; where Landlock answers differently the test
 # itself says so ($TIER).
 . "$ROOT/tests/kernel/t_accomplice.sh"
+# on 6.1: pathname (stream and datagram) and abstract sockets, an ask
+nobpf_61_only path_socket_outside_refused_stream_and_dgram abstract_socket_outside_refused \
+	ssh_agent_is_asked_then_approved
