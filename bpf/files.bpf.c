@@ -81,7 +81,7 @@ static __always_inline __u8 sbx_ll_open_acc(struct file *file, __u16 *op)
 /*
  * The landlock tier's opens that Landlock lets through for the kernel to
  * decide (run's plan, kernel_decides): every write, since the plan grants
- * a directory's writes to all of its entries (see SBX_PATH_TWINS), and,
+ * a directory's writes to all of its entries (see SBX_TWINS, sbx_file.h), and,
  * where the policy asks for them, reads and execs, so that a person's
  * approval (a grant in a map) reaches the running session. A read or exec
  * that is allowed or denied is Landlock's (a deny then gets its event from
