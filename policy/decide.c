@@ -353,52 +353,40 @@ static void set_out(struct sbx_decision *out, uint8_t v, uint32_t rule, int leve
 	out->rank = rank;
 }
 
-static int decide_path(const struct sbx_compiled *c, const char *path, enum sbx_access acc,
-		       struct sbx_decision *out, bool builtins)
+/* one access class over a walk already made */
+static void decide_walk(const struct sbx_compiled *c, const struct walk *w, enum sbx_access acc,
+			struct sbx_decision *out, bool builtins)
 {
 	const struct sbx_policy_hdr *h = &c->hdr;
 	struct best b = { 0 };
-	struct walk w;
-	int err;
 
-	if (!c || !out || acc >= SBX_ACC_MAX)
-		return -EINVAL;
-	err = walk_build(path, &w);
-	if (err == -EINVAL || err == -ENOMEM)
-		return err;
-	if (err || w.id_error) {
-		/* fail closed: a walk that cannot be finished denies */
-		set_out(out, SBX_V_DENY, SBX_RULE_ERROR, 0, SBX_RANK_EXACT);
-		walk_free(&w);
-		return 0;
-	}
 	if (builtins && acc == SBX_ACC_WRITE) {
-		for (size_t k = 0; k < w.n; k++) {
-			const struct node *nd = &w.nodes[k];
+		for (size_t k = 0; k < w->n; k++) {
+			const struct node *nd = &w->nodes[k];
 
 			if (nd->name && nd->len == 8 && !memcmp(nd->name, ".sandbox", 8)) {
 				set_out(out, SBX_V_DENY, SBX_RULE_SANDBOX_DIR, (int)k, SBX_RANK_EXACT);
-				goto done;
+				return;
 			}
 		}
-		for (size_t k = 0; k < w.n; k++) {
-			const struct node *nd = &w.nodes[k];
+		for (size_t k = 0; k < w->n; k++) {
+			const struct node *nd = &w->nodes[k];
 
 			if (!nd->has_id)
 				continue;
 			for (size_t i = 0; i < c->n_protect; i++)
 				if (c->protect[i].dev == nd->dev && c->protect[i].ino == nd->ino) {
 					set_out(out, SBX_V_DENY, SBX_RULE_PROTECTED, (int)k, SBX_RANK_EXACT);
-					goto done;
+					return;
 				}
 		}
-		if (is_pseudofs(w.existing)) {
+		if (is_pseudofs(w->existing)) {
 			set_out(out, SBX_V_DENY, SBX_RULE_PSEUDOFS, 0, SBX_RANK_EXACT);
-			goto done;
+			return;
 		}
 	}
-	for (size_t k = 0; k < w.n; k++) {
-		const struct node *nd = &w.nodes[k];
+	for (size_t k = 0; k < w->n; k++) {
+		const struct node *nd = &w->nodes[k];
 
 		if (nd->has_id) {
 			struct sbx_inode_key ik = { .policy_id = h->policy_id, .dev = nd->dev, .ino = nd->ino };
@@ -418,8 +406,8 @@ static int decide_path(const struct sbx_compiled *c, const char *path, enum sbx_
 						continue;
 					/* names of nodes k-1 .. k-m, top-down */
 					for (size_t j = 1; j <= m; j++)
-						hh = sbx_mix64(hh ^ sbx_hash_name(w.nodes[k - j].name,
-										  w.nodes[k - j].len));
+						hh = sbx_mix64(hh ^ sbx_hash_name(w->nodes[k - j].name,
+										  w->nodes[k - j].len));
 					ck.hash = hh;
 					ce = bsearch(&ck, c->chain, c->n_chain, sizeof(*c->chain), cmp_chain_key);
 					if (ce)
@@ -476,7 +464,26 @@ static int decide_path(const struct sbx_compiled *c, const char *path, enum sbx_
 	} else {
 		set_out(out, h->file_default[acc], h->file_default_rule[acc], -1, SBX_RANK_NONE);
 	}
-done:
+}
+
+/* the access classes first..last of path, out[0] for first: one walk */
+static int decide_path(const struct sbx_compiled *c, const char *path, enum sbx_access first,
+		       enum sbx_access last, struct sbx_decision *out, bool builtins)
+{
+	struct walk w;
+	int err;
+
+	if (!c || !out || first > last || last >= SBX_ACC_MAX)
+		return -EINVAL;
+	err = walk_build(path, &w);
+	if (err == -EINVAL || err == -ENOMEM)
+		return err;
+	for (int a = first; a <= (int)last; a++) {
+		if (err || w.id_error)	/* fail closed: an unfinished walk denies */
+			set_out(&out[a - first], SBX_V_DENY, SBX_RULE_ERROR, 0, SBX_RANK_EXACT);
+		else
+			decide_walk(c, &w, a, &out[a - first], builtins);
+	}
 	walk_free(&w);
 	return 0;
 }
@@ -484,13 +491,99 @@ done:
 int sbx_decide_path(const struct sbx_compiled *c, const char *path, enum sbx_access acc,
 		    struct sbx_decision *out)
 {
-	return decide_path(c, path, acc, out, true);
+	return decide_path(c, path, acc, acc, out, true);
+}
+
+int sbx_decide_path_each(const struct sbx_compiled *c, const char *path,
+			 struct sbx_decision out[SBX_ACC_MAX])
+{
+	return decide_path(c, path, 0, SBX_ACC_MAX - 1, out, true);
+}
+
+struct sbx_decide_dir {
+	char *path;
+	struct walk w;
+	bool usable;		/* path exists, is canonical and every id is known */
+};
+
+struct sbx_decide_dir *sbx_decide_dir_open(const char *dir)
+{
+	struct sbx_decide_dir *d = calloc(1, sizeof(*d));
+
+	if (!d || !(d->path = strdup(dir))) {
+		free(d);
+		return NULL;
+	}
+	/* anything else (a symlink on the way, a missing or unreadable
+	 * directory) is decided entry by entry from the full path */
+	d->usable = dir[0] == '/' && !walk_build(dir, &d->w) && !d->w.id_error &&
+		    !strcmp(d->w.existing, dir) && !strcmp(d->w.buf, dir);
+	return d;
+}
+
+void sbx_decide_dir_close(struct sbx_decide_dir *d)
+{
+	if (!d)
+		return;
+	walk_free(&d->w);
+	free(d->path);
+	free(d);
+}
+
+int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
+			const char *name, struct sbx_decision out[SBX_ACC_MAX])
+{
+	struct walk e = { 0 };
+	struct stat st;
+	char *full = NULL;
+	bool exists;
+	int err;
+
+	if (!c || !d || !name || !out)
+		return -EINVAL;
+	if (asprintf(&full, "%s%s%s", d->path, strcmp(d->path, "/") ? "/" : "", name) < 0)
+		return -ENOMEM;
+	exists = !lstat(full, &st);
+	/* the walk of the directory holds for one plain name below it; a
+	 * symlink is resolved as open(2) would, from the start */
+	if (!d->usable || !*name || strchr(name, '/') || !strcmp(name, ".") ||
+	    !strcmp(name, "..") || (exists && S_ISLNK(st.st_mode)) ||
+	    (!exists && errno != ENOENT)) {
+		err = sbx_decide_path_each(c, full, out);
+		free(full);
+		return err;
+	}
+	e.n = d->w.n + 1;
+	e.nodes = calloc(e.n, sizeof(*e.nodes));
+	e.buf = strdup(name);
+	e.existing = exists ? full : strdup(d->path);
+	if (!exists)
+		free(full);
+	if (!e.nodes || !e.buf || !e.existing) {
+		walk_free(&e);
+		return -ENOMEM;
+	}
+	e.nodes[0].name = e.buf;
+	e.nodes[0].len = strlen(e.buf);
+	if (exists) {
+		e.nodes[0].has_id = !sbx_kident(e.existing, true, &e.nodes[0].dev, &e.nodes[0].ino);
+		e.id_error = !e.nodes[0].has_id;
+	}
+	memcpy(&e.nodes[1], d->w.nodes, d->w.n * sizeof(*e.nodes));
+	for (int a = 0; a < SBX_ACC_MAX; a++) {
+		if (e.id_error)	/* fail closed, as decide_path */
+			set_out(&out[a], SBX_V_DENY, SBX_RULE_ERROR, 0, SBX_RANK_EXACT);
+		else
+			decide_walk(c, &e, a, &out[a], true);
+	}
+	walk_free(&e);
+	return 0;
 }
 
 int sbx_decide_path_policy(const struct sbx_compiled *c, const char *path, enum sbx_access acc,
 			   struct sbx_decision *out)
 {
-	return decide_path(c, path, acc, out, false);
+	return decide_path(c, path, acc, acc, out, false);
 }
 
 /* ---- network ----------------------------------------------------------------------------- */

@@ -353,19 +353,18 @@ struct build {
 /* What the BPF-LSM tier decides for path: allowed access classes. Ask is
  * deny, unless the daemon's programs decide asks in the kernel
  * (kernel_decides): then Landlock lets them through. */
-static unsigned allowed(const struct build *b, const char *path)
+static unsigned allowed(const struct build *b, const char *path, const struct sbx_decide_dir *in,
+			const char *name)
 {
+	struct sbx_decision d[SBX_ACC_MAX];
 	unsigned bits = 0;
 
-	for (int a = SBX_ACC_READ; a <= SBX_ACC_EXEC; a++) {
-		struct sbx_decision d;
-
-		if (sbx_decide_path(b->c, path, a, &d))
-			continue;
-		if (d.verdict == SBX_V_ALLOW || d.verdict == SBX_V_AUDIT ||
-		    (b->kernel_decides && d.verdict == SBX_V_ASK))
+	if (in ? sbx_decide_dir_each(b->c, in, name, d) : sbx_decide_path_each(b->c, path, d))
+		return 0;
+	for (int a = SBX_ACC_READ; a <= SBX_ACC_EXEC; a++)
+		if (d[a].verdict == SBX_V_ALLOW || d[a].verdict == SBX_V_AUDIT ||
+		    (b->kernel_decides && d[a].verdict == SBX_V_ASK))
 			bits |= SBX_ACCBIT(a);
-	}
 	return bits;
 }
 
@@ -403,9 +402,11 @@ struct mins {
 	uint64_t grant;		/* what a rule on it alone would hold */
 };
 
-static struct mins mins_of(struct build *b, const char *path, bool dir, bool exists)
+/* in, name: path is name in the directory that in was opened on */
+static struct mins mins_of(struct build *b, const char *path, bool dir, bool exists,
+			   const struct sbx_decide_dir *in, const char *name)
 {
-	uint64_t r = sbx_landlock_rights(b->abi, allowed(b, path));
+	uint64_t r = sbx_landlock_rights(b->abi, allowed(b, path, in, name));
 	struct mins m = {
 		.obj = r & ~LL_WRITE_PAR,
 		.par = dir || !exists ? r & LL_WRITE_PAR : b->all,
@@ -419,9 +420,11 @@ static struct mins mins_of(struct build *b, const char *path, bool dir, bool exi
 	return m;
 }
 
-static struct mins walk(struct build *b, const char *path, bool dir)
+static struct mins walk(struct build *b, const char *path, bool dir, const struct sbx_decide_dir *in,
+			const char *name)
 {
-	struct mins m = mins_of(b, path, dir, true), below;
+	struct mins m = mins_of(b, path, dir, true, in, name), below;
+	struct sbx_decide_dir *self;
 	DIR *d;
 	struct dirent *de;
 	size_t plen = strlen(path);
@@ -437,6 +440,12 @@ static struct mins walk(struct build *b, const char *path, bool dir)
 		/* unlistable: nothing below is granted (stricter) */
 		return (struct mins){ 0, 0, m.self, 0 };
 	}
+	self = sbx_decide_dir_open(path);
+	if (!self) {
+		closedir(d);
+		b->oom = true;
+		return (struct mins){ 0, 0, m.self, 0 };
+	}
 	while ((de = readdir(d))) {
 		struct mins k;
 		struct stat st;
@@ -450,13 +459,14 @@ static struct mins walk(struct build *b, const char *path, bool dir)
 		}
 		/* a symlink is reached through its target's rules */
 		if (!lstat(p, &st) && !S_ISLNK(st.st_mode)) {
-			k = walk(b, p, S_ISDIR(st.st_mode));
+			k = walk(b, p, S_ISDIR(st.st_mode), self, de->d_name);
 			below.obj &= k.obj;
 			below.par &= k.par & k.self;
 		}
 		free(p);
 	}
 	closedir(d);
+	sbx_decide_dir_close(self);
 	/* rules on names that do not exist yet, below this directory */
 	for (size_t i = 0; i < b->hot.n; i++) {
 		const char *h = b->hot.v[i];
@@ -490,7 +500,7 @@ static struct mins walk(struct build *b, const char *path, bool dir)
 			if (!mine)
 				continue;
 		}
-		k = mins_of(b, h, false, false);
+		k = mins_of(b, h, false, false, NULL, NULL);
 		below.obj &= k.obj;
 		below.par &= k.par & k.self;
 	}
@@ -663,7 +673,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 		err = fail(why, -errno, "cannot stat /");
 		goto out;
 	}
-	walk(&b, "/", true);
+	walk(&b, "/", true, NULL, NULL);
 	if (b.oom) {
 		err = -ENOMEM;
 		goto out;

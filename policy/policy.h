@@ -244,6 +244,20 @@ struct sbx_decision {
 /* Path need not exist: missing components are matched by name only. */
 int sbx_decide_path(const struct sbx_compiled *c, const char *path,
 		    enum sbx_access acc, struct sbx_decision *out);
+/* Every access class at once, out[acc]: one walk of path for all of them. */
+int sbx_decide_path_each(const struct sbx_compiled *c, const char *path,
+			 struct sbx_decision out[SBX_ACC_MAX]);
+/*
+ * The same for the entries of one directory (the Landlock plan lists
+ * directories): the directory's own walk is made once, so an entry costs
+ * only its own lookups. A name that is a symlink, or a directory that is
+ * not canonical, is decided from the full path, as sbx_decide_path_each.
+ */
+struct sbx_decide_dir;
+struct sbx_decide_dir *sbx_decide_dir_open(const char *dir);
+void sbx_decide_dir_close(struct sbx_decide_dir *d);
+int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
+			const char *name, struct sbx_decision out[SBX_ACC_MAX]);
 /* addr: 4 or 16 bytes in network order; port host order; proto 6/17/0 */
 int sbx_decide_net(const struct sbx_compiled *c, int family, const uint8_t *addr,
 		   uint16_t port, uint8_t proto, struct sbx_decision *out);

@@ -9,6 +9,7 @@
  * test with the most overlapping rules) decided by the BPF-LSM walk and by
  * the plan; a difference must be stricter on Landlock and explained.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -640,6 +641,114 @@ SBX_TEST(landlock, kernel_decides_grants_asks_and_a_directorys_own_writes)
 	free(t);
 	sbx_landlock_plan_free(&with);
 	sbx_landlock_plan_free(&without);
+	sbx_compiled_free(&c);
+	sbx_policy_free(p);
+	free(home);
+	free(proj);
+}
+
+/*
+ * The plan decides the entries of each directory it lists through one walk
+ * of the directory (sbx_decide_dir_each). It must give what a walk of each
+ * full path gives (sbx_decide_path_each, the userspace twin of the kernel's
+ * walk): every access class, verdict, rule, level and rank. Compared over
+ * the permutation tree with symlinks and missing names added, and over
+ * real system directories.
+ */
+static int compare_one(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
+		       const char *dir, const char *name)
+{
+	struct sbx_decision a[SBX_ACC_MAX], b[SBX_ACC_MAX];
+	char *full = pt_path("%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
+	int bad = 0;
+
+	CU_ASSERT_EQUAL(sbx_decide_dir_each(c, d, name, a), 0);
+	CU_ASSERT_EQUAL(sbx_decide_path_each(c, full, b), 0);
+	for (int k = 0; k < SBX_ACC_MAX; k++)
+		if (a[k].verdict != b[k].verdict || a[k].rule_id != b[k].rule_id ||
+		    a[k].level != b[k].level || a[k].rank != b[k].rank) {
+			printf("  %s, access %d: by directory %d/%u/%d, by path %d/%u/%d\n", full,
+			       k, a[k].verdict, a[k].rule_id, a[k].level, b[k].verdict, b[k].rule_id,
+			       b[k].level);
+			bad++;
+		}
+	free(full);
+	return bad;
+}
+
+/* every entry of dir (and depth levels below), and names that are not there */
+static int compare_dir(const struct sbx_compiled *c, const char *dir, int depth, int *n)
+{
+	static const char *const missing[] = { "missing.pem", ".sandbox", "id_rsa", ".env",
+						"credentials.json" };
+	struct sbx_decide_dir *d = sbx_decide_dir_open(dir);
+	DIR *ds = opendir(dir);
+	struct dirent *de;
+	int bad = 0;
+
+	CU_ASSERT_FATAL(d != NULL);
+	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++, (*n)++)
+		bad += compare_one(c, d, dir, missing[i]);
+	while (ds && (de = readdir(ds))) {
+		bad += compare_one(c, d, dir, de->d_name);
+		(*n)++;
+		if (depth > 0 && de->d_type == DT_DIR && strcmp(de->d_name, ".") &&
+		    strcmp(de->d_name, "..")) {
+			char *sub = pt_path("%s%s%s", dir, strcmp(dir, "/") ? "/" : "", de->d_name);
+
+			bad += compare_dir(c, sub, depth - 1, n);
+			free(sub);
+		}
+	}
+	if (ds)
+		closedir(ds);
+	sbx_decide_dir_close(d);
+	return bad;
+}
+
+SBX_TEST(landlock, decide_by_directory_is_decide_by_path)
+{
+	struct sbx_compiled c;
+	struct sbx_diags dg = { 0 };
+	struct sbx_policy *p;
+	char *home, *proj, *y, *t, *u;
+	int bad = 0, n = 0;
+
+	pt_dirs(sbx_unit_tmpdir(), &home, &proj);
+	pt_permute_tree(home, proj);
+	/* a symlink to a denied name, one to a directory, a dangling one */
+	t = pt_path("%s/link-to-key", proj);
+	u = pt_path("%s/.ssh/id_rsa", home);
+	CU_ASSERT_EQUAL(symlink(u, t), 0);
+	free(t);
+	free(u);
+	t = pt_path("%s/link-to-home", proj);
+	CU_ASSERT_EQUAL(symlink(home, t), 0);
+	free(t);
+	t = pt_path("%s/dangling.pem", proj);
+	CU_ASSERT_EQUAL(symlink("/nonexistent/x.pem", t), 0);
+	free(t);
+	y = pt_path("version: 1\nnetwork:\n  default: deny\nfiles:\n"
+		    "  default: {read: allow, write: deny, exec: allow}\n  rules:\n");
+	for (size_t i = 0; i < pt_permute_n_file_rules; i++) {
+		t = pt_path("%s    - %s\n", y, pt_permute_file_rules[i]);
+		free(y);
+		y = t;
+	}
+	p = pt_compile(y, home, proj, &c, &dg);
+	sbx_diags_print(&dg, stdout);
+	sbx_diags_free(&dg);
+	free(y);
+	CU_ASSERT_FATAL(p != NULL);
+	bad += compare_dir(&c, proj, 6, &n);
+	bad += compare_dir(&c, home, 6, &n);
+	bad += compare_dir(&c, "/", 0, &n);
+	bad += compare_dir(&c, "/etc", 1, &n);
+	bad += compare_dir(&c, "/usr/bin", 0, &n);
+	bad += compare_dir(&c, "/proc/self", 0, &n);
+	printf("  %d names compared, %d differ\n", n, bad);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(n > 100);
 	sbx_compiled_free(&c);
 	sbx_policy_free(p);
 	free(home);
