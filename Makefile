@@ -252,10 +252,12 @@ test: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture $(BUILD)/event-f
 vmtest: all $(BUILD)/sbxtest $(BUILD)/dnsq $(BUILD)/queue-fixture $(BUILD)/event-fixture
 	$(Q)VMTEST_FILTER="$(T)" VMTEST_KERNELS="$(or $(K),6.1 6.12)" tests/run --only vm
 
-# make bench [K="6.1 6.12"] [BEFORE=COMMIT]: one guest per kernel (and per
-# tree, with BEFORE), under -icount; docs/BENCHMARKS.md from all of them
+# make bench [K="6.1 6.12"] [TIERS="bpf-lsm landlock"] [BEFORE=COMMIT]: one
+# guest per kernel and tier (and per tree, with BEFORE), under -icount;
+# docs/BENCHMARKS.md from all of them
 bench: all
-	$(Q)tools/bench/run --kernels "$(or $(K),6.1 6.12)" $(if $(BEFORE),--before $(BEFORE))
+	$(Q)tools/bench/run --kernels "$(or $(K),6.1 6.12)" --tiers "$(or $(TIERS),bpf-lsm landlock)" \
+		$(if $(BEFORE),--before $(BEFORE))
 
 # the benchmark helpers (tools/bench; tools/bench/run builds them itself):
 # sbxbench, the driver, links the queue library for its approver (and the

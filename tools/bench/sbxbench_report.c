@@ -249,6 +249,7 @@ static void fmt_ratio(char *buf, size_t len, struct vec *r)
 struct out {
 	FILE *md;		/* tables, spliced into the template */
 	json_t *cells, *targets, *meta;
+	json_t *tier;		/* this run's rows for the tiers' table */
 	char *sect[24];		/* generated text per template marker */
 	const char *names[24];
 	int nsect;
@@ -1101,44 +1102,54 @@ static int count(const char *section, const char *key, const char *val)
 
 static int check(void)
 {
-	struct { const char *name, *section, *key, *val; int want; } s[] = {
-		{ "overhead", "ops", "cond", "N", 5 },
-		{ "overhead", "ops", "cond", "A", 5 },
-		{ "overhead", "ops", "cond", "B", 5 },
-		{ "overhead", "ops", "cond", "C", 5 },
-		{ "overhead", "ops", "cond", "D", 5 },
-		{ "idle", "ops", "cond", "B0", 5 },
-		{ "idle", "startup", "variant", "bpfsbx_after_idle", 1 },
-		{ "landlock", "ops", "cond", "L", 5 },
-		{ "filesystems", "ops", "op", "open_ext4", 6 },
-		{ "filesystems", "ops", "op", "open_tmpfs", 6 },
-		{ "profile", "profile", NULL, NULL, 1 },
-		{ "startup", "startup", "variant", "true", 1 },
-		{ "startup", "startup", "variant", "client", 1 },
-		{ "startup", "startup", "variant", "status", 1 },
-		{ "startup", "startup", "variant", "bpfsbx", 1 },
-		{ "startup", "startup", "variant", "bpfsbx10k", 1 },
-		{ "startup", "startup", "variant", "bwrap", 1 },
-		{ "startup", "startup", "variant", "bpfsbx_fdm", 1 },
-		{ "startup", "startup_phases", NULL, NULL, 6 },
-		{ "approval", "approval", NULL, NULL, 1 },
-		{ "events", "events", "kind", "rate", 1 },
-		{ "events", "events", "kind", "burst", 1 },
-		{ "policy", "policy", "phase", "compile", 3 },
-		{ "policy", "policy", "phase", "session", 3 },
-		{ "build", "build", "cond", "B", 1 },
-		{ "build", "build", "cond", "C", 1 },
-		{ "names", "dns", "cond", "direct", 1 },
-		{ "names", "dns", "cond", "daemon", 1 },
-		{ "names", "dns", "cond", "learned", 1 },
-		{ "names", "dns", "cond", "cidr", 1 },
-		{ "names", "dns_map", NULL, NULL, 1 },
+	/* full: measured by the bpf-lsm guest only (tools/bench/guest) */
+	struct { const char *name, *section, *key, *val; int want; bool full; } s[] = {
+		{ "overhead", "ops", "cond", "N", 5, false },
+		{ "overhead", "ops", "cond", "A", 5, true },
+		{ "overhead", "ops", "cond", "B", 5, false },
+		{ "overhead", "ops", "cond", "C", 5, false },
+		{ "overhead", "ops", "cond", "D", 5, false },
+		{ "idle", "ops", "cond", "B0", 5, false },
+		{ "idle", "startup", "variant", "bpfsbx_after_idle", 1, false },
+		{ "landlock", "ops", "cond", "L", 5, false },
+		{ "filesystems", "ops", "op", "open_ext4", 6, false },
+		{ "filesystems", "ops", "op", "open_tmpfs", 6, false },
+		{ "profile", "profile", NULL, NULL, 1, true },
+		{ "startup", "startup", "variant", "true", 1, false },
+		{ "startup", "startup", "variant", "client", 1, false },
+		{ "startup", "startup", "variant", "status", 1, false },
+		{ "startup", "startup", "variant", "bpfsbx", 1, false },
+		{ "startup", "startup", "variant", "bpfsbx10k", 1, false },
+		{ "startup", "startup", "variant", "bwrap", 1, false },
+		{ "startup", "startup", "variant", "bpfsbx_fdm", 1, true },
+		{ "startup", "startup_phases", NULL, NULL, 4, false },
+		{ "startup", "startup_phases", NULL, NULL, 6, true },
+		{ "approval", "approval", NULL, NULL, 1, false },
+		{ "events", "events", "kind", "rate", 1, true },
+		{ "events", "events", "kind", "burst", 1, true },
+		{ "policy", "policy", "phase", "compile", 3, true },
+		{ "policy", "policy", "phase", "session", 3, true },
+		{ "build", "build", "cond", "B", 1, true },
+		{ "build", "build", "cond", "C", 1, true },
+		{ "names", "dns", "cond", "direct", 1, true },
+		{ "names", "dns", "cond", "daemon", 1, true },
+		{ "names", "dns", "cond", "learned", 1, true },
+		{ "names", "dns", "cond", "cidr", 1, true },
+		{ "names", "dns_map", NULL, NULL, 1, true },
 	};
 	const char *last = NULL;
 	char why[512] = "";
 	int fails = 0;
+	bool full = true;
+	json_t *r;
+	size_t k;
 
+	json_array_foreach(raw, k, r)
+		if (is(r, "section", "meta") && is(r, "tier", "landlock"))
+			full = false;
 	for (size_t i = 0; i <= sizeof(s) / sizeof(s[0]); i++) {
+		if (i < sizeof(s) / sizeof(s[0]) && s[i].full && !full)
+			continue;
 		if (last && (i == sizeof(s) / sizeof(s[0]) || strcmp(last, s[i].name))) {
 			if (why[0]) {
 				printf("FAIL bench.%s: %s\n", last, why);
@@ -1220,6 +1231,52 @@ static void meta_from_raw(json_t *meta)
 		}
 }
 
+/* the tier of the run in `raw`: its guest says (runs before tiers: bpf-lsm) */
+static const char *run_tier(json_t *meta)
+{
+	return *sget(meta, "tier") ? sget(meta, "tier") : "bpf-lsm";
+}
+
+/*
+ * What the tiers' table needs of one run, kept as text because `raw` is
+ * this run's only while it is computed: per operation N's ns/op and the
+ * ratios over N of B, C, D and L; `run -- true` and bwrap per command.
+ */
+static void tier_rows(struct out *o)
+{
+	static const char *const cols[] = { "B", "C", "D", "L" };
+	static const char *const var[] = { "bpfsbx", "bwrap" };
+	json_t *ops = json_object(), *start = json_object();
+	char t[96];
+
+	for (size_t i = 0; i < N_OPS; i++) {
+		struct vec a = {};
+		json_t *row = json_object();
+
+		cell_samples("ops", "cond", "N", op_names[i], &a);
+		fmt_ns(t, sizeof(t), vmedian(&a));
+		json_object_set_new(row, "N", json_string(t));
+		vfree(&a);
+		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			struct vec r = {};
+
+			cell_ratios("ops", "cond", cols[c], "N", op_names[i], &r);
+			fmt_ratio(t, sizeof(t), &r);
+			json_object_set_new(row, cols[c], json_string(t));
+			vfree(&r);
+		}
+		json_object_set_new(ops, op_names[i], row);
+	}
+	for (size_t v = 0; v < sizeof(var) / sizeof(var[0]); v++) {
+		struct vec s = {};
+
+		cell_samples("startup", "variant", var[v], NULL, &s);
+		json_object_set_new(start, var[v], json_real(s.n ? vmedian(&s) : -1));
+		vfree(&s);
+	}
+	o->tier = json_pack("{s:o,s:o}", "ops", ops, "startup", start);
+}
+
 /* every section of the run in `raw` */
 static void compute(struct out *o)
 {
@@ -1235,10 +1292,12 @@ static void compute(struct out *o)
 	section_policy(o);
 	section_build(o);
 	section_dns(o);
+	tier_rows(o);
 }
 
 static void out_free(struct out *o)
 {
+	json_decref(o->tier);
 	for (int s = 0; s < o->nsect; s++)
 		free(o->sect[s]);
 	json_decref(o->meta);
@@ -1293,6 +1352,79 @@ static void section_compare(struct out *o, const char *label, struct also *al, i
 		}
 		fprintf(f, " |\n");
 	}
+	end(o, f, &buf);
+}
+
+/* one start-up row of the tiers' table: `run -- true` against bwrap */
+static void startup_row(FILE *f, const char *what, struct out *o)
+{
+	json_t *st = json_object_get(o->tier, "startup");
+	double run = nget(st, "bpfsbx"), bw = nget(st, "bwrap");
+	char t[64], b[64];
+
+	fmt_ns(t, sizeof(t), run > 0 ? run : NAN);
+	fmt_ns(b, sizeof(b), bw > 0 ? bw : NAN);
+	if (run > 0 && bw > 0)
+		fprintf(f, "| %s | %s | %.2fx (bwrap %s) |\n", what, t, run / bw, b);
+	else
+		fprintf(f, "| %s | %s | n/a |\n", what, t);
+}
+
+/*
+ * The landlock tier beside the full tier: each landlock run with the
+ * bpf-lsm run of the same kernel and commit, over each run's own N (a
+ * guest booted without bpf in lsm= has its own baseline).
+ */
+static void section_tier(struct out *o, const char *label, struct also *al, int n)
+{
+	struct { const char *label; struct out *o; } run[9];
+	char *buf = NULL;
+	size_t len = 0;
+	int nrun = 0, shown = 0;
+	FILE *f = begin(o, "TIER", &buf, &len);
+
+	run[nrun].label = label;
+	run[nrun++].o = o;
+	for (int k = 0; k < n && nrun < 9; k++) {
+		run[nrun].label = al[k].label;
+		run[nrun++].o = &al[k].o;
+	}
+	for (int i = 0; i < nrun; i++) {
+		struct out *ll = run[i].o, *full = NULL;
+		json_t *lo, *fo = NULL;
+
+		if (strcmp(run_tier(ll->meta), "landlock"))
+			continue;
+		for (int j = 0; j < nrun; j++)
+			if (!strcmp(run_tier(run[j].o->meta), "bpf-lsm") &&
+			    !strcmp(sget(run[j].o->meta, "kernel"), sget(ll->meta, "kernel")) &&
+			    !strcmp(sget(run[j].o->meta, "commit"), sget(ll->meta, "commit")))
+				full = run[j].o;
+		lo = json_object_get(ll->tier, "ops");
+		if (full)
+			fo = json_object_get(full->tier, "ops");
+		fprintf(f, "%s### %s (kernel %s, Landlock ABI %s, LSMs %s)\n\n",
+			shown++ ? "\n" : "", run[i].label, sget(ll->meta, "kernel"),
+			sget(ll->meta, "landlock_abi"), sget(ll->meta, "lsm"));
+		fprintf(f, "| operation | N: ns/op | B/N outside | C/N confined, landlock tier | "
+			   "D/N +10,000 rules | L/N raw Landlock | C/N confined, bpf-lsm tier |\n"
+			   "|---|---|---|---|---|---|---|\n");
+		for (size_t op = 0; op < N_OPS; op++) {
+			json_t *r = json_object_get(lo, op_names[op]);
+			json_t *fr = fo ? json_object_get(fo, op_names[op]) : NULL;
+
+			fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", op_names[op],
+				sget(r, "N"), sget(r, "B"), sget(r, "C"), sget(r, "D"), sget(r, "L"),
+				fr ? sget(fr, "C") : "(no bpf-lsm run)");
+		}
+		fprintf(f, "\n| command | per command (median) | vs bwrap in the same boot |\n"
+			   "|---|---|---|\n");
+		startup_row(f, "`bpfsbx run -- true`, landlock tier", ll);
+		if (full)
+			startup_row(f, "`bpfsbx run -- true`, bpf-lsm tier (its own boot)", full);
+	}
+	if (!shown)
+		fprintf(f, "(no landlock-tier run: `tools/bench/run --tiers \"bpf-lsm landlock\"`)\n");
 	end(o, f, &buf);
 }
 
@@ -1394,6 +1526,7 @@ int cmd_report(int argc, char **argv)
 	section_targets(&o);
 	section_meta(&o);
 	section_compare(&o, label ? label : sget(o.meta, "kernel"), al, nal);
+	section_tier(&o, label ? label : sget(o.meta, "kernel"), al, nal);
 	if (jsonp) {
 		json_t *doc = json_pack("{s:O,s:O,s:O}", "meta", o.meta, "targets", o.targets,
 					"cells", o.cells), *others = json_object();
