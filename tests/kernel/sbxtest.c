@@ -374,6 +374,34 @@ static int do_listen(char **a, int n)
 	return 0;
 }
 
+/* renameat2(RENAME_EXCHANGE): each name takes the other's object */
+static int do_exchange(const char *a, const char *b)
+{
+	return syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) ? errno : 0;
+}
+
+/*
+ * An unnamed file made in dir (O_TMPFILE), written, then given the name
+ * `name` through /proc/self/fd (linkat with AT_SYMLINK_FOLLOW: AT_EMPTY_PATH
+ * needs CAP_DAC_READ_SEARCH). A file that appears whole under a name that
+ * no create or open of that name made.
+ */
+static int do_tmpfile_link(const char *dir, const char *name)
+{
+	char proc[64];
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600), rc = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, "planted\n", 8) != 8)
+		rc = errno ? errno : EIO;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (!rc && name && linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW))
+		rc = errno;
+	close(fd);
+	return rc;
+}
+
 static int write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -1475,6 +1503,10 @@ int main(int argc, char **argv)
 		return report(rename(a[0], a[1]) ? errno : 0);
 	if (!strcmp(c, "link") && n >= 2)
 		return report(link(a[0], a[1]) ? errno : 0);
+	if (!strcmp(c, "exchange") && n == 2)
+		return report(do_exchange(a[0], a[1]));
+	if (!strcmp(c, "tmpfile") && (n == 1 || n == 2))	/* tmpfile DIR [NAME] */
+		return report(do_tmpfile_link(a[0], n == 2 ? a[1] : NULL));
 	if (!strcmp(c, "symlink") && n >= 2)
 		return report(symlink(a[0], a[1]) ? errno : 0);
 	if (!strcmp(c, "truncate") && n >= 1)
