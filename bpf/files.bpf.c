@@ -26,7 +26,7 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 	if (sbx_is_chr(file->f_inode)) {
 		ret = sbx_tty_check(file, file->f_inode,
 				    (fmode & FMODE_WRITE) ? SBX_OP_OPEN_WRITE : SBX_OP_OPEN_READ,
-				    false);
+				    false, false);
 		if (ret)
 			return ret;
 	}
@@ -105,6 +105,15 @@ int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 	s = sbx_current_session(&cgid);
 	if (!s)
 		return 0;
+	/* a terminal by device, whatever Landlock lets through: the
+	 * person's `bpfsbx watch` is a pty of the agent's uid */
+	if (sbx_is_chr(file->f_inode)) {
+		ret = sbx_tty_check(file, file->f_inode,
+				    (file->f_mode & FMODE_WRITE) ? SBX_OP_OPEN_WRITE :
+								    SBX_OP_OPEN_READ, false, true);
+		if (ret)
+			return ret;
+	}
 	/* run itself, in the session and not yet confined: its plan reads
 	 * the home directory. Everything that runs in the session after it
 	 * has no_new_privs, which run sets before Landlock and nobody can
@@ -349,8 +358,7 @@ SBX_TWINS(path_rename, path_rename,
  * A file descriptor passed in over a unix socket (SCM_RIGHTS) was opened
  * by someone else, outside the session, and never went through
  * file_open here: receiving it is opening it. A terminal is decided by
- * who owns it (sbx_tty.h), on the full tier only: the pty owners are
- * inode storage, which the landlock tier's twin cannot read.
+ * whose it is (sbx_tty.h), on both tiers.
  */
 static __always_inline int sbx_receive(struct file *file, bool ll)
 {
@@ -360,8 +368,8 @@ static __always_inline int sbx_receive(struct file *file, bool ll)
 
 	if (!sbx_maybe_in_session())
 		return 0;
-	if (!ll && sbx_is_chr(file->f_inode)) {
-		ret = sbx_tty_check(file, file->f_inode, SBX_OP_FILE_RECEIVE, true);
+	if (sbx_is_chr(file->f_inode)) {
+		ret = sbx_tty_check(file, file->f_inode, SBX_OP_FILE_RECEIVE, true, ll);
 		if (ret)
 			return ret;
 	}

@@ -190,6 +190,28 @@ SBX_MAP struct {
 	__type(value, struct sbx_fifo_maker);
 } sbx_fifo_maker SEC(".maps");
 
+/*
+ * The landlock tier's pty makers (tty.bpf.c), where no inode storage
+ * exists: a pty slave's devpts inode (struct inode *) -> the session that
+ * made it, removed when the pty goes (devpts_pty_kill), so that the
+ * address given to a pty made later, outside, carries no mark; the
+ * inode's number and super block must match as well. LRU: a mark that
+ * aged out reads as outside, and the session's own pty is refused (fail
+ * closed).
+ */
+struct sbx_pty_mark {
+	__u64 cgid;
+	__u64 ino;
+	__u64 sb;
+};
+
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct sbx_pty_mark);
+} sbx_pty_maker SEC(".maps");
+
 /* ~0 when unreadable: never the epoch of a remembered verdict (those
  * are not stored then) */
 static __always_inline __u64 sbx_read_epoch(__u32 k)

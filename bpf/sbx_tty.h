@@ -12,7 +12,8 @@
  *  - /dev/tty (5:0) is the caller's own controlling terminal and
  *    /dev/ptmx (5:2) makes a new pty: allowed;
  *  - a pty slave (majors 136-143) when the session made the pty (its
- *    devpts inode carries the session's mark, tty.bpf.c) or it is the
+ *    devpts inode carries the session's mark, tty.bpf.c; on the landlock
+ *    tier the mark is kept by the inode's address) or it is the
  *    caller's controlling terminal (the tty its devpts dentry stands for:
  *    slave numbers repeat across devpts instances, dentries do not);
  *  - a VT or serial line (4), another architecture's serial console
@@ -118,20 +119,36 @@ static __always_inline int sbx_tty_refuse(const struct sbx_session *s, __u64 cgi
 	return -EPERM;
 }
 
+/* Whether the session cgid made the pty whose slave is inode. ll: the
+ * landlock tier's programs, which have no inode storage (a constant). */
+static __always_inline bool sbx_pty_made_by(struct inode *inode, __u64 cgid, bool ll)
+{
+	__u64 *owner, k = (__u64)inode;
+	struct sbx_pty_mark *m;
+
+	if (ll) {
+		m = bpf_map_lookup_elem(&sbx_pty_maker, &k);
+		return m && m->cgid == cgid && m->ino == inode->i_ino &&
+		       m->sb == (__u64)inode->i_sb;
+	}
+	owner = bpf_inode_storage_get(&sbx_pty_owner, inode, 0, 0);
+	return owner && *owner == cgid;
+}
+
 /*
  * 0, or the refusal of a terminal that is not the caller's own. file and
  * inode (file->f_inode) are the hook's BTF pointers; the caller passed
  * the gate and saw a character device. received: file_receive's file,
- * opened elsewhere.
+ * opened elsewhere. ll: called from the landlock tier's programs.
  */
 static __always_inline int sbx_tty_check(struct file *file, struct inode *inode, __u16 op,
-					 bool received)
+					 bool received, bool ll)
 {
 	__u32 rdev = inode->i_rdev;
 	int cls = sbx_tty_class(rdev);
 	struct tty_struct *ctty;
 	struct sbx_session *s;
-	__u64 cgid = 0, *owner;
+	__u64 cgid = 0;
 
 	if (cls == SBX_TTY_NO || (cls == SBX_TTY_ALIAS && !received))
 		return 0;
@@ -147,8 +164,7 @@ static __always_inline int sbx_tty_check(struct file *file, struct inode *inode,
 	case SBX_TTY_PTS:
 		if (inode->i_sb->s_magic != DEVPTS_SUPER_MAGIC)
 			break;	/* a copy of the node: no pty behind it */
-		owner = bpf_inode_storage_get(&sbx_pty_owner, inode, 0, 0);
-		if (owner && *owner == cgid)
+		if (sbx_pty_made_by(inode, cgid, ll))
 			return 0;
 		if (ctty && BPF_CORE_READ(file, f_path.dentry, d_fsdata) == (void *)ctty)
 			return 0;

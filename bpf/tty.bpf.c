@@ -31,3 +31,37 @@ int BPF_PROG(sbx_pty_made, struct inode *inode, int ret)
 	*owner = cgid;
 	return 0;
 }
+
+/*
+ * The landlock tier: the same mark, kept by the slave inode's address
+ * (sbx_pty_maker), written when devpts_pty_new returns in ptmx_open's
+ * context and removed when devpts_pty_kill takes the slave away.
+ */
+SEC("fexit/devpts_pty_new")
+int BPF_PROG(sbx_ll_pty_made, void *fsi, int index, void *priv, struct dentry *ret)
+{
+	struct sbx_pty_mark m = {};
+	struct inode *inode;
+	__u64 k;
+
+	if ((unsigned long)ret >= (unsigned long)-4095 || !sbx_current_session(&m.cgid))
+		return 0;	/* IS_ERR(ret), or made outside every session */
+	inode = BPF_CORE_READ(ret, d_inode);
+	if (!inode)
+		return 0;
+	k = (__u64)inode;
+	m.ino = BPF_CORE_READ(inode, i_ino);
+	m.sb = (__u64)BPF_CORE_READ(inode, i_sb);
+	if (bpf_map_update_elem(&sbx_pty_maker, &k, &m, BPF_ANY))
+		sbx_stat_inc(SBX_STAT_ERRORS);	/* unmarked: refused to its session too */
+	return 0;
+}
+
+SEC("fentry/devpts_pty_kill")
+int BPF_PROG(sbx_ll_pty_gone, struct dentry *dentry)
+{
+	__u64 k = (__u64)BPF_CORE_READ(dentry, d_inode);
+
+	bpf_map_delete_elem(&sbx_pty_maker, &k);
+	return 0;
+}

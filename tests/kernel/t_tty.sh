@@ -8,6 +8,13 @@
 RT=$POL/redteam.yaml	# files default allow: only the terminal rule refuses
 TERMINAL_RULE=$((0xffff0000 + 18))
 tt_user() { in_session $RT "$@"; }
+# root in a session; its home is not the guest's /root, which is the
+# host's: the fallback tier's name scan refuses a tree that large (fail
+# closed), and the full tier does not care
+tt_root() {
+	mkdir -p /root/rtproj /tmp/tt-roothome
+	HOME=/tmp/tt-roothome "$SBX" run --policy $RT --project /root/rtproj -- "$@"
+}
 
 # session-side probes: open PATH MODE [DATA] (r, w, rw or ioctl: access
 # mode 3), recv SOCK WHAT (a descriptor over SCM_RIGHTS), own-pty
@@ -140,6 +147,43 @@ for _ in range(600):
 	wait $p || true
 }
 
+# A pty the session made and closed leaves no right behind: the next pty
+# of that number, made outside, is someone else's (the landlock tier
+# keeps the mark by the inode's address, which the next pty's inode may
+# well get; devpts_pty_kill removes it). One session throughout: the mark
+# is the session's.
+test_a_closed_pty_of_the_session_gives_no_right_to_the_next_one() {
+	tt_outside_stop
+	# both files exist before the session: the landlock tier refuses a
+	# name made later in a directory its plan expanded (/tmp)
+	rm -f /tmp/tt-reuse
+	: >/tmp/tt-mine; : >/tmp/tt-next
+	chown $TUSER /tmp/tt-mine
+	tt_user python3 -S -c '
+import errno, os, pty, time
+m, s = pty.openpty()
+open("/tmp/tt-mine", "w").write(os.ttyname(s) + "\n"); os.close(s); os.close(m)
+for _ in range(600):
+    if os.path.getsize("/tmp/tt-next"): break
+    time.sleep(0.05)
+path = open("/tmp/tt-next").read().strip()
+try:
+    fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK); os.write(fd, b"FAKE-REUSED")
+    print("OK")
+except OSError as e: print("ERR", errno.errorcode[e.errno])' >/tmp/tt-reuse 2>&1 &
+	p=$!
+	wait_for test -s /tmp/tt-mine || fail "no pty in the session: $(cat /tmp/tt-reuse)"
+	sleep 1	# past the RCU grace period that frees the slave's inode
+	tt_outside
+	mine=$(cat /tmp/tt-mine)
+	[ "$TT_PTS" = "$mine" ] || echo "the outside pty is $TT_PTS, the session's was $mine"
+	echo $TT_PTS >/tmp/tt-next
+	wait $p || true
+	[ "$(cat /tmp/tt-reuse)" = "ERR EPERM" ] || fail "the next pty: $(tr "\n" " " </tmp/tt-reuse)"
+	nothing_crossed
+	tt_outside_stop
+}
+
 # /proc/PID/fd/N of the outside holder, and /proc/self/fd/N of a
 # descriptor opened outside and inherited: both are a new open of the
 # same tty inode
@@ -196,21 +240,17 @@ test_terminals_are_decided_by_device_not_path() {
 # root in a session passes every permission check: only the rule stops it
 test_vts_the_console_and_screen_memory_are_refused() {
 	local d
-	mkdir -p /root/rtproj
 	for d in /dev/tty1 /dev/tty2 /dev/console /dev/ttyS1 /dev/vcs /dev/vcsa /dev/vcs1 /dev/vcsa1; do
 		[ -c $d ] || continue
-		expect "ERR EPERM" "$SBX" run --policy $RT --project /root/rtproj -- \
-			python3 -S $TT_PY open $d w x
-		expect "ERR EPERM" "$SBX" run --policy $RT --project /root/rtproj -- \
-			python3 -S $TT_PY open $d r
+		expect "ERR EPERM" tt_root python3 -S $TT_PY open $d w x
+		expect "ERR EPERM" tt_root python3 -S $TT_PY open $d r
 	done
 	# the screen memory by device: /dev/vcs may not exist here
 	rm -rf /srv/ttycopy && mkdir -p /srv/ttycopy
 	mknod /srv/ttycopy/vcs c 7 1 && mknod /srv/ttycopy/vcsa c 7 129
 	mknod /srv/ttycopy/console c 5 1
 	for d in /srv/ttycopy/vcs /srv/ttycopy/vcsa /srv/ttycopy/console; do
-		expect "ERR EPERM" "$SBX" run --policy $RT --project /root/rtproj -- \
-			python3 -S $TT_PY open $d r
+		expect "ERR EPERM" tt_root python3 -S $TT_PY open $d r
 	done
 	event operation=open_read object=/srv/ttycopy/vcsa verdict=deny rule.id=$TERMINAL_RULE
 }
@@ -248,9 +288,9 @@ test_a_session_uses_its_own_controlling_terminal() {
 test_a_session_on_a_vt_uses_that_vt_and_no_other() {
 	[ -c /dev/tty3 ] && [ -c /dev/tty4 ] || skip "no VTs in this guest"
 	rm -f /tmp/tt-vt
-	mkdir -p /root/rtproj
+	mkdir -p /root/rtproj /tmp/tt-roothome
 	setsid sh -c "exec <>/dev/tty3 >&0 2>&0
-		$SBX run --policy $RT --project /root/rtproj -- sh -c '
+		HOME=/tmp/tt-roothome $SBX run --policy $RT --project /root/rtproj -- sh -c '
 			python3 -S $TT_PY open /dev/tty3 w own-vt; python3 -S $TT_PY open /dev/tty4 w x
 		' >/tmp/tt-vt" || true
 	[ "$(cat /tmp/tt-vt | tr '\n' ' ')" = "OK ERR EPERM " ] || fail "vt: $(cat /tmp/tt-vt)"

@@ -142,10 +142,15 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    "beside .sandbox); chmod, chown, times, xattrs and inode flags are not checked");
 	ROW("exec by path", "Landlock EXECUTE", have(ll), NULL);
 	ROW("descriptors passed in over a unix socket (SCM_RIGHTS)", hooks ? "fmod_ret on "
-	    "security_file_receive: the file's verdict, EPERM with an event" : "none: Landlock "
-	    "checks opens, and the descriptor was opened outside", hooks ? SBX_PROT_PARTIAL :
-	    SBX_PROT_NOT_ENFORCED, hooks ? "a terminal passed in is not decided: who owns a pty "
-	    "is inode storage, which needs BPF-LSM" : NULL);
+	    "security_file_receive: the file's verdict (a terminal: as below), EPERM with an "
+	    "event" : "none: Landlock checks opens, and the descriptor was opened outside",
+	    have(hooks), NULL);
+	ROW("terminals but the session's own (the person's `bpfsbx watch`, other ptys, VTs, "
+	    "the console), opened or passed in", hooks ? "fmod_ret on security_file_open and "
+	    "security_file_receive, by device; the ptys a session made recorded by fexit on "
+	    "devpts_pty_new: EPERM, with an event" : ll ? "Landlock: by path only" : "none",
+	    hooks ? SBX_PROT_ENFORCED : SBX_PROT_NOT_ENFORCED, hooks ? NULL : "a pty of the "
+	    "agent's uid that the policy lets the session open (/dev/pts) is reachable");
 	ROW("rename and link into another directory", abi >= 2 ? "Landlock REFER (ABI 2)" :
 	    "Landlock ABI 1: every such rename or link is refused", have(ll), NULL);
 	ROW("truncate", hooks ? "fmod_ret on security_path_truncate" : abi >= 3 ?
