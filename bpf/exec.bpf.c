@@ -37,11 +37,12 @@ struct backing_file___sbx {
 	struct path user_path;
 } __attribute__((preserve_access_index));
 
-static __always_inline int sbx_check_exec(struct file *file, __u16 op)
+/* ll: from the landlock tier's programs, which have no verdict cache */
+static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool ll)
 {
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
-	struct inode *bi = file->f_inode;
+	struct inode *bi = ll ? NULL : file->f_inode;
 	struct sbx_session *s;
 	__u64 cgid = 0;
 	__u32 kind;
@@ -78,7 +79,7 @@ int BPF_PROG(sbx_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	return sbx_check_exec(bprm->file, SBX_OP_EXEC);
+	return sbx_check_exec(bprm->file, SBX_OP_EXEC, false);
 }
 
 SEC("lsm/mmap_file")
@@ -89,24 +90,50 @@ int BPF_PROG(sbx_mmap_file, struct file *file, unsigned long reqprot, unsigned l
 		return ret;
 	if (!file || !(prot & PROT_EXEC) || !sbx_maybe_in_session())
 		return 0;
-	return sbx_check_exec(file, SBX_OP_MMAP_EXEC);
+	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, false);
 }
 
-SEC("lsm/file_mprotect")
-int BPF_PROG(sbx_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
-	     unsigned long prot, int ret)
+/*
+ * The landlock tier: Landlock's EXECUTE right is checked on execve only,
+ * so `ld.so ./binary`, LD_PRELOAD and dlopen of a file the policy keeps
+ * from running map it executable unchecked. security_mmap_file takes the
+ * prot asked for, before mmap_prot() adds PROT_EXEC for a process with
+ * READ_IMPLIES_EXEC (personality(2), which a session may set): a
+ * readable mapping counts as executable then.
+ */
+#define READ_IMPLIES_EXEC	0x0400000
+#define PROT_READ		0x1
+
+SEC("fmod_ret/security_mmap_file")
+int BPF_PROG(sbx_ll_mmap_file, struct file *file, unsigned long prot, unsigned long flags,
+	     int ret)
 {
-	struct file *file;
+	bool exec;
 
 	if (ret)
 		return ret;
+	if (!file || !sbx_maybe_in_session())
+		return 0;
+	exec = (prot & PROT_EXEC) ||
+	       ((prot & PROT_READ) &&
+		(bpf_get_current_task_btf()->personality & READ_IMPLIES_EXEC));
+	return exec ? sbx_check_exec(file, SBX_OP_MMAP_EXEC, true) : 0;
+}
+
+static __always_inline int sbx_mprotect(struct vm_area_struct *vma, unsigned long prot, bool ll)
+{
+	struct file *file;
+
 	if (!(prot & PROT_EXEC) || !sbx_maybe_in_session() || (BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
 		return 0;	/* not making anything newly executable */
-	file = vma->vm_file;
+	file = BPF_CORE_READ(vma, vm_file);
 	if (!file)
 		return 0;
-	return sbx_check_exec(file, SBX_OP_MMAP_EXEC);
+	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, ll);
 }
+
+SBX_TWINS(file_mprotect, file_mprotect, sbx_mprotect(vma, prot, ll),
+	  struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot)
 
 /* kernel_cap_t: two 32-bit words on 6.1, one 64-bit word from 6.3; the
  * same 8 bytes either way */

@@ -27,7 +27,11 @@ int sbx_sock_create(struct bpf_sock *ctx)
 	if (!cgid)
 		return 1;
 	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
-	if (!s || sbx_socket_allowed(s, ctx->family, ctx->type, ctx->protocol))
+	/* SCTP whatever sandbox.sctp says: no cgroup hook sees its
+	 * destinations (connect, connectx, a sendmsg to any peer), and the
+	 * security_sctp_bind_connect twin would need the LSM's socket storage */
+	if (!s || (sbx_socket_allowed(s, ctx->family, ctx->type, ctx->protocol) &&
+		   ctx->protocol != IPPROTO_SCTP))
 		return 1;
 	sbx_count_verdict(SBX_V_DENY);
 	e = bpf_ringbuf_reserve(&sbx_events, sizeof(*e), 0);

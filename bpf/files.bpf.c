@@ -121,6 +121,13 @@ int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 	if (!(bpf_get_current_task_btf()->atomic_flags & SBX_PFA_NO_NEW_PRIVS))
 		return 0;
 	acc = sbx_ll_open_acc(file, &op);
+	/* the command lines of outside processes, which Landlock lets be
+	 * read (procfs has no rule of its own) */
+	if (acc == SBX_ACCBIT(SBX_ACC_READ) && file->f_inode->i_sb->s_magic == PROC_SUPER_MAGIC) {
+		ret = sbx_check_proc_read(mnt, d);
+		if (ret)
+			return ret;
+	}
 	if (!(s->pol.flags & SBX_PF_FILE_ASKS))
 		acc &= SBX_ACCBIT(SBX_ACC_WRITE);
 	if (!acc)

@@ -63,14 +63,11 @@ int BPF_PROG(sbx_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 	return sbx_refuse(s, cgid, SBX_OP_BPF, SBX_RULE_SELF_PROTECT, cmd);
 }
 
-SEC("lsm/ptrace_access_check")
-int BPF_PROG(sbx_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+static __always_inline int sbx_ptrace_check(struct task_struct *child)
 {
 	struct sbx_session *s;
 	__u64 cgid;
 
-	if (ret)
-		return ret;
 	s = sbx_current_session(&cgid);
 	if (!s || sbx_task_session(child) == cgid)
 		return 0;
@@ -78,21 +75,50 @@ int BPF_PROG(sbx_ptrace_access_check, struct task_struct *child, unsigned int mo
 			  BPF_CORE_READ(child, tgid));
 }
 
-SEC("lsm/task_kill")
-int BPF_PROG(sbx_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
-	     const struct cred *cred, int ret)
+static __always_inline int sbx_kill_check(struct task_struct *p, int sig)
 {
 	struct sbx_session *s;
 	__u64 cgid;
 
-	if (ret)
-		return ret;
 	if (!sig)
 		return 0;	/* "does it exist?" signals nothing */
 	s = sbx_current_session(&cgid);
 	if (!s || sbx_task_session(p) == cgid)
 		return 0;
 	return sbx_refuse(s, cgid, SBX_OP_SIGNAL, SBX_RULE_SELF_PROTECT, BPF_CORE_READ(p, tgid));
+}
+
+/*
+ * Each twice: the LSM program, and for the landlock tier an fmod_ret
+ * program on the security_* function. There seccomp refuses ptrace(2)
+ * itself, but /proc/PID/{environ,mem,fd,root,cwd,maps,...}, pidfd_getfd
+ * and process_vm_readv ask ptrace_may_access, which only this check sees;
+ * and Landlock scopes signals from ABI 6 only, without an event.
+ */
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(sbx_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+{
+	return ret ?: sbx_ptrace_check(child);
+}
+
+SEC("fmod_ret/security_ptrace_access_check")
+int BPF_PROG(sbx_ll_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+{
+	return ret ?: sbx_ptrace_check(child);
+}
+
+SEC("lsm/task_kill")
+int BPF_PROG(sbx_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
+	     const struct cred *cred, int ret)
+{
+	return ret ?: sbx_kill_check(p, sig);
+}
+
+SEC("fmod_ret/security_task_kill")
+int BPF_PROG(sbx_ll_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
+	     const struct cred *cred, int ret)
+{
+	return ret ?: sbx_kill_check(p, sig);
 }
 
 SEC("lsm/task_alloc")

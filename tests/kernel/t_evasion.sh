@@ -2,14 +2,14 @@
 
 test_symlink_to_denied_file() {
 	ln -sf $THOME/.ssh/id_rsa /srv/sbx/open/innocent
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open /srv/sbx/open/innocent
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT open /srv/sbx/open/innocent
 	event operation=open_read object=$THOME/.ssh/id_rsa
 }
 
 test_hard_link_made_before_session() {
 	rm -f $THOME/innocent-link
 	ln $THOME/.ssh/id_rsa $THOME/innocent-link
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/innocent-link
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT open $THOME/innocent-link
 	rm -f $THOME/innocent-link
 }
 
@@ -19,24 +19,24 @@ test_hard_link_inside_session_refused() {
 }
 
 test_dotdot_and_relative_paths() {
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $PROJ/../.ssh/id_rsa
-	expect "ERR EPERM" in_session $POL/core.yaml sh -c "cd $THOME/.ssh/../.ssh && $SBXT open ./id_rsa"
-	expect "ERR EPERM" in_session $POL/core.yaml sh -c "cd $PROJ && $SBXT open ../.ssh/./id_rsa"
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT open $PROJ/../.ssh/id_rsa
+	expect "$FILE_DENIED" in_session $POL/core.yaml sh -c "cd $THOME/.ssh/../.ssh && $SBXT open ./id_rsa"
+	expect "$FILE_DENIED" in_session $POL/core.yaml sh -c "cd $PROJ && $SBXT open ../.ssh/./id_rsa"
 }
 
 test_proc_self_root() {
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open /proc/self/root$THOME/.ssh/id_rsa
-	expect "ERR EPERM" in_session $POL/core.yaml sh -c "cd $THOME && $SBXT open /proc/self/cwd/.ssh/id_rsa"
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT open /proc/self/root$THOME/.ssh/id_rsa
+	expect "$FILE_DENIED" in_session $POL/core.yaml sh -c "cd $THOME && $SBXT open /proc/self/cwd/.ssh/id_rsa"
 }
 
 test_openat_on_parent_fd() {
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT openat $THOME/.ssh id_rsa
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT openat $THOME .ssh/id_rsa
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT openat / ${THOME#/}/.ssh/id_rsa
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT openat $THOME/.ssh id_rsa
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT openat $THOME .ssh/id_rsa
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT openat / ${THOME#/}/.ssh/id_rsa
 }
 
 test_directory_listing_denied() {
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh dir
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT open $THOME/.ssh dir
 }
 
 test_rename_dir_away_keeps_protection() {

@@ -75,6 +75,12 @@ test_sctp_needs_its_switch_and_its_destinations_are_checked() {
 	expect "ERR EPERM" in_session $RT $SBXT socket 2 1 132	# AF_INET, STREAM, SCTP
 	expect "ERR EPERM" in_session $RT $SBXT socket 10 5 132	# AF_INET6, SEQPACKET, SCTP
 	event operation=socket_create verdict=deny
+	if [ $TIER = landlock ]; then
+		# no program of this tier sees an SCTP destination: SCTP is
+		# refused whatever sandbox.sctp says
+		expect "ERR EPERM" in_session $HP $SBXT socket 2 1 132
+		return 0
+	fi
 	if ! modprobe -n sctp 2>/dev/null; then
 		echo "note: no sctp module in this kernel's image: connectx not tried"
 		return 0
@@ -139,6 +145,12 @@ test_signal_owner_and_pidfd_refused_for_outside_processes() {
 	done
 	# O_ASYNC with the owner set would have delivered SIGIO: the victim lives
 	kill -0 $victim || fail "the process outside was signalled"
+	if [ $TIER = landlock ]; then
+		# run's seccomp filter refuses every owner, the session's own
+		# too, without an event (docs/FALLBACK.md)
+		kill $victim
+		return 0
+	fi
 	event operation=signal_owner verdict=deny
 	# one's own process is a fine owner
 	expect "OK" in_session $RT sh -c "python3 -S -c '$HD_OWNER' setown \$\$ >/dev/null; python3 -S -c \"

@@ -5,7 +5,12 @@
 
 RT=$POL/redteam.yaml
 rt_user() { in_session $RT "$@"; }
-rt_root() { mkdir -p /root/rtproj; "$SBX" run --policy $RT --project /root/rtproj -- "$@"; }
+# root in a session, with a home of its own: the guest's /root is the
+# host's, too large for the fallback tier's name scan (which refuses it)
+rt_root() {
+	mkdir -p /root/rtproj /tmp/rt-roothome
+	HOME=/tmp/rt-roothome "$SBX" run --policy $RT --project /root/rtproj -- "$@"
+}
 
 rt_fixture() {
 	cp /bin/true /opt/sbxbin/forbidden
@@ -44,7 +49,7 @@ test_rt04_dangling_symlink_before_file() {
 	rm -f /srv/sbx/denied/later /srv/sbx/open/dangling
 	ln -s /srv/sbx/denied/later /srv/sbx/open/dangling
 	echo "late secret" >/srv/sbx/denied/later
-	expect "ERR EPERM" rt_user $SBXT open /srv/sbx/open/dangling
+	expect "$FILE_DENIED" rt_user $SBXT open /srv/sbx/open/dangling
 	event operation=open_read object=/srv/sbx/denied/later
 }
 
@@ -55,7 +60,7 @@ test_rt05_rename_race_during_open() {
 	out=$(rt_user $SBXT race-symlink /tmp/racelink /srv/sbx/open/file /srv/sbx/denied/file 3 precious)
 	echo "$out"
 	echo "$out" | grep -q " LEAKS 0$" || fail "denied content leaked: $out"
-	echo "$out" | grep -qv "EPERM 0 " || fail "the race never hit the denied file: $out"
+	echo "$out" | grep -qv "REFUSED 0 " || fail "the race never hit the denied file: $out"
 }
 
 # ---- ld.so, memfd, interpreters ---------------------------------------------
@@ -89,18 +94,25 @@ test_rt08_mprotect_exec_denied_file() {
 # fileless execution: memfd_create + execveat (bpflock filelesslock, KubeArmor)
 test_rt09_memfd_exec() {
 	expect "ERR EPERM" rt_user $SBXT memfd-exec /bin/true
-	event operation=exec verdict=deny rule.id=$((0xffff000a))
+	# (the landlock tier refuses it in run's seccomp filter: no event)
+	[ $TIER = landlock ] || event operation=exec verdict=deny rule.id=$((0xffff000a))
 }
 
 # run a binary after deleting it, through its open descriptor
 test_rt10_exec_deleted_file() {
-	expect "ERR EPERM" rt_user $SBXT exec-deleted /bin/true /tmp
+	expect "$FILE_DENIED" rt_user $SBXT exec-deleted /bin/true /tmp
 }
 
 # a copy of a setuid program (here made setuid by root beforehand)
 test_rt11_setuid_exec() {
 	cp /bin/true /srv/sbx/open/suid && chmod 4755 /srv/sbx/open/suid
-	expect "ERR EPERM" rt_user $SBXT exec /srv/sbx/open/suid
+	if [ $TIER = landlock ]; then
+		# no_new_privs: it runs, as the caller (a copy of id shows it)
+		cp /usr/bin/id /srv/sbx/open/suid && chmod 4755 /srv/sbx/open/suid
+		[ "$(rt_user /srv/sbx/open/suid -u)" = $TUID ] || fail "the setuid copy gained its owner"
+	else
+		expect "ERR EPERM" rt_user $SBXT exec /srv/sbx/open/suid
+	fi
 	rm -f /srv/sbx/open/suid
 }
 
@@ -175,6 +187,11 @@ test_rt18_sysrq_and_sysfs() {
 
 # clone3(CLONE_INTO_CGROUP): a child born in another cgroup
 test_rt19_clone_into_cgroup() {
+	if [ $TIER = landlock ]; then
+		# run's seccomp filter refuses clone3 altogether (glibc falls back to clone)
+		expect "ERR ENOSYS" rt_root $SBXT clone-into-cgroup /sys/fs/cgroup
+		return 0
+	fi
 	expect "ERR EPERM" rt_root $SBXT clone-into-cgroup /sys/fs/cgroup
 	event operation=cgroup_escape
 }
@@ -203,13 +220,16 @@ test_rt22_ptrace_daemon() {
 test_rt23_bpf_syscall() {
 	expect "ERR EPERM" rt_root $SBXT bpf
 	out=$(rt_root bpftool map list 2>&1) && fail "bpftool listed maps: $out"
-	event operation=bpf verdict=deny
+	[ $TIER = landlock ] || event operation=bpf verdict=deny	# seccomp: no event
 }
 
 # the pinned maps through bpffs
 test_rt24_bpffs_pins() {
-	expect "ERR EPERM" rt_root $SBXT unlink /sys/fs/bpf/bpfsbx/links/sbx_file_open
-	[ -e /sys/fs/bpf/bpfsbx/links/sbx_file_open ] || fail "link unpinned"
+	local l=/sys/fs/bpf/bpfsbx/links/sbx_file_open
+	[ $TIER = landlock ] && l=/sys/fs/bpf/bpfsbx/links/sbx_ll_file_open
+	[ -e $l ] || fail "no link $l to try"
+	expect "ERR EPERM" rt_root $SBXT unlink $l
+	[ -e $l ] || fail "link unpinned"
 	expect "ERR EPERM" rt_root $SBXT open /sys/fs/bpf/bpfsbx/maps/sbx_sessions w
 }
 
@@ -228,16 +248,21 @@ test_rt25_signal_outside_process() {
 test_rt26_user_namespace() {
 	expect "ERR EPERM" rt_user $SBXT unshare-user
 	if out=$(rt_user unshare -U true 2>&1); then fail "unshare -U: $out"; fi
-	event operation=userns verdict=deny
-	# a policy can switch it back on for tools that need it
-	expect "OK" in_session $POL/userns.yaml $SBXT unshare-user
+	[ $TIER = landlock ] || event operation=userns verdict=deny	# seccomp: no event
+	# a policy can switch it back on for tools that need it, on the full
+	# tier; run's seccomp filter refuses every new user namespace
+	if [ $TIER = landlock ]; then
+		expect "ERR EPERM" in_session $POL/userns.yaml $SBXT unshare-user
+	else
+		expect "OK" in_session $POL/userns.yaml $SBXT unshare-user
+	fi
 }
 
 # a bind mount gives a denied tree a second path (elastic/ebpf#93)
 test_rt27_bind_mount() {
 	mkdir -p /srv/sbx/open/mnt
 	expect "ERR EPERM" rt_root $SBXT mount-bind /srv/sbx/denied /srv/sbx/open/mnt
-	event operation=mount verdict=deny
+	[ $TIER = landlock ] || event operation=mount verdict=deny	# seccomp: no event
 }
 
 test_rt28_mount_over_and_umount() {
@@ -299,6 +324,12 @@ except OSError as e: print('ERR', errno.errorcode[e.errno])"
 
 # ARMO "curing": io_uring bypasses syscall hooks; LSM hooks still fire
 test_rt34_io_uring_open() {
+	if [ $TIER = landlock ]; then
+		# seccomp sees no io_uring operation: the tier refuses io_uring
+		# itself where the policy does not allow it
+		expect "ERR EPERM" rt_user $SBXT uring-open /srv/sbx/open/file
+		return 0
+	fi
 	expect "ERR EPERM" rt_user $SBXT uring-open /srv/sbx/denied/file
 	expect "OK" rt_user $SBXT uring-open /srv/sbx/open/file
 	# the open may run in an io-wq worker thread: same session, same verdict
@@ -329,7 +360,7 @@ test_rt37_4000_byte_path() {
 	for i in $(seq 19); do d=$d/$n; done
 	mkdir -p $d && echo deep >$d/f && chown -R $TUSER /srv/sbx/denied
 	[ ${#d} -gt 3800 ] || fail "path only ${#d} bytes"
-	expect "ERR EPERM" rt_user sh -c "cd $d && $SBXT open f"
+	expect "$FILE_DENIED" rt_user sh -c "cd $d && $SBXT open f"
 	# the event keeps the path's tail (it is longer than an event holds)
 	event operation=open_read verdict=deny comm=sbxtest
 	tail -n 20 $EVENTS | grep -q "dddd/f\"" || fail "path tail missing from the event"
@@ -340,8 +371,8 @@ test_rt38_100_level_tree() {
 	d=/srv/sbx/denied
 	for i in $(seq 100); do d=$d/l; done
 	mkdir -p $d && echo deep >$d/f && chown -R $TUSER /srv/sbx/denied
-	expect "ERR EPERM" rt_user $SBXT open $d/f
-	expect "ERR EPERM" rt_user sh -c "cd $d && $SBXT open f"
+	expect "$FILE_DENIED" rt_user $SBXT open $d/f
+	expect "$FILE_DENIED" rt_user sh -c "cd $d && $SBXT open f"
 }
 
 # ---- other classics ---------------------------------------------------------------------
@@ -350,14 +381,14 @@ test_rt38_100_level_tree() {
 # user's shell (CVE-2023-28339 class; Linux 6.2 made it optional)
 test_rt39_tiocsti() {
 	expect "ERR EPERM" rt_user $SBXT tiocsti
-	event operation=ioctl verdict=deny
+	[ $TIER = landlock ] || event operation=ioctl verdict=deny	# seccomp: no event
 }
 
 # open_by_handle_at: the 2014 "shocker" Docker escape (CAP_DAC_READ_SEARCH)
 test_rt40_open_by_handle() {
 	# on tmpfs (the overlay root exports no file handles)
 	mkdir -p /tmp/rt-denied && echo secret >/tmp/rt-denied/f
-	expect "ERR EPERM" rt_root $SBXT open-by-handle /tmp/rt-denied/f /tmp
+	expect "$FILE_DENIED" rt_root $SBXT open-by-handle /tmp/rt-denied/f /tmp
 	expect "OK" $SBXT open-by-handle /tmp/rt-denied/f /tmp
 }
 
@@ -365,7 +396,7 @@ test_rt40_open_by_handle() {
 test_rt41_perf_and_modules() {
 	expect "ERR EPERM" rt_root $SBXT perf-open
 	expect "ERR EPERM" rt_root $SBXT init-module
-	event operation=kernel verdict=deny
+	[ $TIER = landlock ] || event operation=kernel verdict=deny	# seccomp: no event
 }
 
 # ptrace of the user's own process outside the session (steal its tokens)
@@ -373,7 +404,9 @@ test_rt42_ptrace_outside_process() {
 	p=$(outside_sleep)
 	expect "ERR EPERM" rt_user $SBXT ptrace $p
 	kill $p
-	# tracing its own children still works (debuggers, strace)
+	# tracing its own children still works (debuggers, strace); not on the
+	# landlock tier, whose seccomp filter refuses ptrace(2) for every target
+	[ $TIER = landlock ] && return 0
 	out=$(rt_user strace -f -o /dev/null true 2>&1) || fail "strace of a child: $out"
 }
 

@@ -109,11 +109,13 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	ROW("perf_event_open", "seccomp: EPERM", have(sc), NULL);
 	ROW("kernel modules, kexec", "seccomp: EPERM", have(sc), NULL);
 	ROW("ptrace, process_vm_*, pidfd_getfd, /proc/PID/mem of outside processes",
+	    hooks ? "seccomp: EPERM for every target; for /proc/PID/*, fmod_ret on "
+	    "security_ptrace_access_check (with an event) and Landlock's ptrace scope" :
 	    "seccomp: EPERM for every target; Landlock's ptrace scope for /proc/PID/*",
 	    have(sc && ll), "inside the session too: no debugger or strace runs in a session");
 	ROW("mounts, pivot_root, chroot", "seccomp: EPERM", have(sc), NULL);
 	ROW("new user namespaces, setns", "seccomp: EPERM; clone3 ENOSYS (libc falls back to clone)",
-	    have(sc), NULL);
+	    have(sc), "whatever sandbox.userns says");
 	ROW("TIOCSTI, TIOCLINUX", "seccomp: EPERM", have(sc), NULL);
 	ROW("descriptor owners (F_SETOWN, F_SETOWN_EX, F_SETSIG, FIOSETOWN, SIOCSPGRP)",
 	    "seccomp: EPERM for every owner", have(sc), "inside the session too");
@@ -126,9 +128,10 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 		    "execve(\"/proc/self/fd/N\") stays open");
 	ROW("setuid and file-capability programs", "no_new_privs", have(true), NULL);
 	ROW("io_uring (unless the policy allows it)", "seccomp: EPERM", have(sc), NULL);
-	ROW("signals to processes outside the session", abi >= 6 ? "Landlock signal scope (ABI 6): "
-	    "EPERM" : "none: Landlock ABI 6 has the signal scope", have(abi >= 6), abi >= 6 ? NULL :
-	    "a session may signal every process of its user");
+	ROW("signals to processes outside the session", hooks ? "fmod_ret on security_task_kill: "
+	    "EPERM, with an event" : abi >= 6 ? "Landlock signal scope (ABI 6): EPERM" :
+	    "none: Landlock ABI 6 has the signal scope", have(hooks || abi >= 6),
+	    hooks || abi >= 6 ? NULL : "a session may signal every process of its user");
 
 	/* files and exec */
 	ROW("file reads by path", "Landlock", have(ll), NULL);
@@ -141,6 +144,11 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    hooks ? NULL : "a name cannot be made beside a write-denied one (the project root "
 	    "beside .sandbox); chmod, chown, times, xattrs and inode flags are not checked");
 	ROW("exec by path", "Landlock EXECUTE", have(ll), NULL);
+	ROW("exec without execve: ld.so, LD_PRELOAD, dlopen, mprotect to executable",
+	    hooks ? "fmod_ret on security_mmap_file and security_file_mprotect: the exec "
+	    "rules, EPERM with an event" : "none: Landlock checks EXECUTE on execve only",
+	    have(hooks), hooks ? NULL : "a binary the policy keeps from running runs "
+	    "through ld.so");
 	ROW("descriptors passed in over a unix socket (SCM_RIGHTS)", hooks ? "fmod_ret on "
 	    "security_file_receive: the file's verdict (a terminal: as below), EPERM with an "
 	    "event" : "none: Landlock checks opens, and the descriptor was opened outside",
