@@ -126,7 +126,7 @@ static __always_inline int sbx_mprotect(struct vm_area_struct *vma, unsigned lon
 
 	if (!(prot & PROT_EXEC) || !sbx_maybe_in_session() || (BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
 		return 0;	/* not making anything newly executable */
-	file = BPF_CORE_READ(vma, vm_file);
+	file = vma->vm_file;	/* a trusted pointer: sbx_check_exec reads its inode */
 	if (!file)
 		return 0;
 	return sbx_check_exec(file, SBX_OP_MMAP_EXEC, ll);
