@@ -7,7 +7,7 @@
 #   make unit-policy  the policy library's unit tests, without the BPF toolchain
 #   make vmtest    the kernel suite in QEMU guests (Debian's 6.1 and 6.12, BPF-LSM;
 #                  T=REGEX: the tests whose name matches REGEX; K=6.12: one kernel)
-#   make bench     benchmarks, one VM boot per kernel -> docs/BENCHMARKS.md
+#   make bench     benchmarks, one VM boot per kernel and tier -> docs/BENCHMARKS.md
 #                  (BEFORE=COMMIT: that commit too, side by side)
 #   make install   /usr/local/bin/bpfsbx, shipped policies, man pages (indexed
 #                  for man -k), docs/*.md, bash completion, systemd unit,
