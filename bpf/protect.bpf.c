@@ -89,37 +89,16 @@ static __always_inline int sbx_kill_check(struct task_struct *p, int sig)
 }
 
 /*
- * Each twice: the LSM program, and for the landlock tier an fmod_ret
- * program on the security_* function. There seccomp refuses ptrace(2)
+ * Each twice (SBX_TWINS): on the landlock tier seccomp refuses ptrace(2)
  * itself, but /proc/PID/{environ,mem,fd,root,cwd,maps,...}, pidfd_getfd
  * and process_vm_readv ask ptrace_may_access, which only this check sees;
  * and Landlock scopes signals from ABI 6 only, without an event.
  */
-SEC("lsm/ptrace_access_check")
-int BPF_PROG(sbx_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
-{
-	return ret ?: sbx_ptrace_check(child);
-}
+SBX_TWINS(ptrace_access_check, ptrace_access_check, sbx_ptrace_check(child),
+	  struct task_struct *child, unsigned int mode)
 
-SEC("fmod_ret/security_ptrace_access_check")
-int BPF_PROG(sbx_ll_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
-{
-	return ret ?: sbx_ptrace_check(child);
-}
-
-SEC("lsm/task_kill")
-int BPF_PROG(sbx_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
-	     const struct cred *cred, int ret)
-{
-	return ret ?: sbx_kill_check(p, sig);
-}
-
-SEC("fmod_ret/security_task_kill")
-int BPF_PROG(sbx_ll_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
-	     const struct cred *cred, int ret)
-{
-	return ret ?: sbx_kill_check(p, sig);
-}
+SBX_TWINS(task_kill, task_kill, sbx_kill_check(p, sig),
+	  struct task_struct *p, struct kernel_siginfo *info, int sig, const struct cred *cred)
 
 SEC("lsm/task_alloc")
 int BPF_PROG(sbx_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)

@@ -292,4 +292,27 @@ static __always_inline int sbx_sock_addr_event(const struct sbx_session *s, __u6
 	return ret ? 0 : 1;
 }
 
+/*
+ * A hook twice: the LSM program (the full tier), and a twin, an fmod_ret
+ * program on the hook's security_* function, for the landlock tier, where
+ * fmod_ret needs no BPF-LSM (the function must take the hook's
+ * arguments). In body, ll is the constant that says which of the two it
+ * is, so that what needs BPF-LSM (inode storage) drops out of the twin.
+ */
+#define SBX_TWINS(name, hook, body, ...)					\
+	SEC("lsm/" #hook)							\
+	int BPF_PROG(sbx_##name, __VA_ARGS__, int ret)				\
+	{									\
+		const bool ll __attribute__((unused)) = false;			\
+										\
+		return ret ?: (body);						\
+	}									\
+	SEC("fmod_ret/security_" #hook)						\
+	int BPF_PROG(sbx_ll_##name, __VA_ARGS__, int ret)			\
+	{									\
+		const bool ll __attribute__((unused)) = true;			\
+										\
+		return ret ?: (body);						\
+	}
+
 #endif /* SBX_COMMON_H */

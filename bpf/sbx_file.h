@@ -256,34 +256,16 @@ static __always_inline int sbx_check_file_in(const struct sbx_session *s, __u64 
 }
 
 /*
- * A file hook twice: the LSM program (the full tier), and a twin, an
- * fmod_ret program on the hook's security_* function, for the landlock
- * tier, where fmod_ret needs no BPF-LSM. There run's plan lets Landlock
- * grant the writes that a directory's own verdict allows, however its
- * entries are ruled (kernel_decides), so that a name can be made in the
- * project root beside .sandbox; the twins refuse what the policy denies
- * below it (.sandbox, the policy files, a denied entry), file what it
- * asks, and see what Landlock does not (chmod, chown, times, xattrs,
- * inode flags). In body, ll is the constant that says which of the two
- * it is: a twin has no verdict cache (SBX_CACHE_INODE), since inode
- * storage needs BPF-LSM, and the compiler drops it from the twin.
+ * The file hooks are made twice (SBX_TWINS, sbx_common.h). For a file
+ * hook's twin, run's plan lets Landlock grant the writes that a
+ * directory's own verdict allows, however its entries are ruled
+ * (kernel_decides), so that a name can be made in the project root beside
+ * .sandbox; the twins refuse what the policy denies below it (.sandbox,
+ * the policy files, a denied entry), file what it asks, and see what
+ * Landlock does not (chmod, chown, times, xattrs, inode flags). A twin
+ * has no verdict cache (SBX_CACHE_INODE), since inode storage needs
+ * BPF-LSM, and the compiler drops it from the twin.
  */
-#define SBX_TWINS(name, hook, body, ...)					\
-	SEC("lsm/" #hook)							\
-	int BPF_PROG(sbx_##name, __VA_ARGS__, int ret)				\
-	{									\
-		const bool ll __attribute__((unused)) = false;			\
-										\
-		return ret ?: (body);						\
-	}									\
-	SEC("fmod_ret/security_" #hook)						\
-	int BPF_PROG(sbx_ll_##name, __VA_ARGS__, int ret)			\
-	{									\
-		const bool ll __attribute__((unused)) = true;			\
-										\
-		return ret ?: (body);						\
-	}
-
 /* The object's inode for the verdict cache: none on a twin. */
 #define SBX_CACHE_INODE(ll, d)	((ll) ? NULL : (d)->d_inode)
 

@@ -466,6 +466,20 @@ static void decide_walk(const struct sbx_compiled *c, const struct walk *w, enum
 	}
 }
 
+/* the access classes first..last over one walk, out[0] for first; a walk
+ * that could not be finished (failed) denies them all: fail closed */
+static void decide_range(const struct sbx_compiled *c, const struct walk *w, bool failed,
+			 enum sbx_access first, enum sbx_access last, struct sbx_decision *out,
+			 bool builtins)
+{
+	for (int a = first; a <= (int)last; a++) {
+		if (failed || w->id_error)
+			set_out(&out[a - first], SBX_V_DENY, SBX_RULE_ERROR, 0, SBX_RANK_EXACT);
+		else
+			decide_walk(c, w, a, &out[a - first], builtins);
+	}
+}
+
 /* the access classes first..last of path, out[0] for first: one walk */
 static int decide_path(const struct sbx_compiled *c, const char *path, enum sbx_access first,
 		       enum sbx_access last, struct sbx_decision *out, bool builtins)
@@ -478,12 +492,7 @@ static int decide_path(const struct sbx_compiled *c, const char *path, enum sbx_
 	err = walk_build(path, &w);
 	if (err == -EINVAL || err == -ENOMEM)
 		return err;
-	for (int a = first; a <= (int)last; a++) {
-		if (err || w.id_error)	/* fail closed: an unfinished walk denies */
-			set_out(&out[a - first], SBX_V_DENY, SBX_RULE_ERROR, 0, SBX_RANK_EXACT);
-		else
-			decide_walk(c, &w, a, &out[a - first], builtins);
-	}
+	decide_range(c, &w, err, first, last, out, builtins);
 	walk_free(&w);
 	return 0;
 }
@@ -570,12 +579,7 @@ int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_di
 		e.id_error = !e.nodes[0].has_id;
 	}
 	memcpy(&e.nodes[1], d->w.nodes, d->w.n * sizeof(*e.nodes));
-	for (int a = 0; a < SBX_ACC_MAX; a++) {
-		if (e.id_error)	/* fail closed, as decide_path */
-			set_out(&out[a], SBX_V_DENY, SBX_RULE_ERROR, 0, SBX_RANK_EXACT);
-		else
-			decide_walk(c, &e, a, &out[a], true);
-	}
+	decide_range(c, &e, false, 0, SBX_ACC_MAX - 1, out, true);
 	walk_free(&e);
 	return 0;
 }

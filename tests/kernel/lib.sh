@@ -62,6 +62,16 @@ in_session() {
 	as_user "$SBX" run --policy "$pol" --project "$PROJ" -- "$@"
 }
 
+# in_root_session POLICY CMD...: root in a session (project /root/rtproj)
+# with a home of its own: the guest's /root is the host's, too large for
+# the fallback tier's name scan, which refuses it (fail closed)
+ROOT_HOME=/tmp/sbx-roothome
+in_root_session() {
+	local pol=$1; shift
+	mkdir -p /root/rtproj $ROOT_HOME
+	HOME=$ROOT_HOME "$SBX" run --policy "$pol" --project /root/rtproj -- "$@"
+}
+
 # expect WANT CMD...: CMD's last stdout line must be WANT
 expect() {
 	local want=$1 got; shift

@@ -5,12 +5,7 @@
 
 RT=$POL/redteam.yaml
 rt_user() { in_session $RT "$@"; }
-# root in a session, with a home of its own: the guest's /root is the
-# host's, too large for the fallback tier's name scan (which refuses it)
-rt_root() {
-	mkdir -p /root/rtproj /tmp/rt-roothome
-	HOME=/tmp/rt-roothome "$SBX" run --policy $RT --project /root/rtproj -- "$@"
-}
+rt_root() { in_root_session $RT "$@"; }
 
 rt_fixture() {
 	cp /bin/true /opt/sbxbin/forbidden

@@ -8,13 +8,7 @@
 RT=$POL/redteam.yaml	# files default allow: only the terminal rule refuses
 TERMINAL_RULE=$((0xffff0000 + 18))
 tt_user() { in_session $RT "$@"; }
-# root in a session; its home is not the guest's /root, which is the
-# host's: the fallback tier's name scan refuses a tree that large (fail
-# closed), and the full tier does not care
-tt_root() {
-	mkdir -p /root/rtproj /tmp/tt-roothome
-	HOME=/tmp/tt-roothome "$SBX" run --policy $RT --project /root/rtproj -- "$@"
-}
+tt_root() { in_root_session $RT "$@"; }
 
 # session-side probes: open PATH MODE [DATA] (r, w, rw or ioctl: access
 # mode 3), recv SOCK WHAT (a descriptor over SCM_RIGHTS), own-pty
@@ -288,9 +282,9 @@ test_a_session_uses_its_own_controlling_terminal() {
 test_a_session_on_a_vt_uses_that_vt_and_no_other() {
 	[ -c /dev/tty3 ] && [ -c /dev/tty4 ] || skip "no VTs in this guest"
 	rm -f /tmp/tt-vt
-	mkdir -p /root/rtproj /tmp/tt-roothome
+	mkdir -p /root/rtproj $ROOT_HOME
 	setsid sh -c "exec <>/dev/tty3 >&0 2>&0
-		HOME=/tmp/tt-roothome $SBX run --policy $RT --project /root/rtproj -- sh -c '
+		HOME=$ROOT_HOME $SBX run --policy $RT --project /root/rtproj -- sh -c '
 			python3 -S $TT_PY open /dev/tty3 w own-vt; python3 -S $TT_PY open /dev/tty4 w x
 		' >/tmp/tt-vt" || true
 	[ "$(cat /tmp/tt-vt | tr '\n' ' ')" = "OK ERR EPERM " ] || fail "vt: $(cat /tmp/tt-vt)"
