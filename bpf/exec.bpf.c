@@ -17,19 +17,6 @@
 #define PROT_EXEC	0x4
 #define VM_EXEC		0x00000004
 
-/*
- * Files with no name left (memfd_create, or unlinked after opening) are
- * how fileless malware runs: refused unless the policy allows them.
- */
-static __always_inline __u32 sbx_exec_kind(const struct sbx_session *s, struct file *file)
-{
-	struct inode *inode = BPF_CORE_READ(file, f_inode);
-
-	if (!BPF_CORE_READ(inode, __i_nlink) && !(s->pol.flags & SBX_PF_ALLOW_MEMFD_EXEC))
-		return SBX_RULE_EXEC_KIND;
-	return 0;
-}
-
 /* fs/internal.h from 6.5: an overlayfs "backing file" and the path the
  * user opened (absent on 6.1, where the real file keeps the overlay path) */
 struct backing_file___sbx {

@@ -81,10 +81,13 @@ static __always_inline __u8 sbx_ll_open_acc(struct file *file, __u16 *op)
 /*
  * The landlock tier's opens that Landlock lets through for the kernel to
  * decide (run's plan, kernel_decides): every write, since the plan grants
- * a directory's writes to all of its entries (see SBX_TWINS, sbx_file.h), and,
- * where the policy asks for them, reads and execs, so that a person's
- * approval (a grant in a map) reaches the running session. A read or exec
- * that is allowed or denied is Landlock's (a deny then gets its event from
+ * a directory's writes to all of its entries (see SBX_TWINS, sbx_file.h);
+ * and reads and execs where the policy asks for one (a person's approval,
+ * a grant in a map, must reach the running session) or a name rule denies
+ * one (Landlock grants by place: a .env made after the plan, or a *.key
+ * outside its scan roots, would be readable). Those are decided here
+ * whole, deny included, with EPERM as on the full tier. Otherwise a read
+ * or exec is Landlock's (a deny then gets its event from
  * sbx_ll_file_refused). No verdict cache: inode storage needs BPF-LSM, so
  * each such open walks.
  */
@@ -121,6 +124,15 @@ int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 	if (!(bpf_get_current_task_btf()->atomic_flags & SBX_PFA_NO_NEW_PRIVS))
 		return 0;
 	acc = sbx_ll_open_acc(file, &op);
+	/* an exec of a file with no name left, as bprm_check refuses it on
+	 * the full tier: execve(/proc/self/fd/N) passes run's seccomp rule on
+	 * execveat(AT_EMPTY_PATH) */
+	if (acc == SBX_ACCBIT(SBX_ACC_EXEC)) {
+		__u32 kind = sbx_exec_kind(s, file);
+
+		if (kind)
+			return sbx_file_refuse(s, cgid, mnt, d, SBX_ACC_EXEC, op, kind);
+	}
 	/* the command lines of outside processes, which Landlock lets be
 	 * read (procfs has no rule of its own) */
 	if (acc == SBX_ACCBIT(SBX_ACC_READ) && file->f_inode->i_sb->s_magic == PROC_SUPER_MAGIC) {
@@ -128,7 +140,7 @@ int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 		if (ret)
 			return ret;
 	}
-	if (!(s->pol.flags & SBX_PF_FILE_ASKS))
+	if (!(s->pol.flags & SBX_PF_DECIDE_OPENS))
 		acc &= SBX_ACCBIT(SBX_ACC_WRITE);
 	if (!acc)
 		return 0;
@@ -143,13 +155,9 @@ int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 		return -EPERM;
 	sbx_file_walk(io);
 #pragma unroll
-	for (int a = 0; a < SBX_ACC_MAX; a++) {
-		if (!(acc & SBX_ACCBIT(a)))
-			continue;
-		if (a != SBX_ACC_WRITE && io->v[a] != SBX_V_ASK)
-			io->v[a] = SBX_V_NONE;	/* Landlock's */
-		report |= io->v[a] > SBX_V_ALLOW;	/* audit, ask, deny */
-	}
+	for (int a = 0; a < SBX_ACC_MAX; a++)
+		if (acc & SBX_ACCBIT(a))
+			report |= io->v[a] > SBX_V_ALLOW;	/* audit, ask, deny */
 	return report ? sbx_file_report(io) : 0;
 }
 

@@ -125,6 +125,19 @@ static __always_inline bool sbx_cacheable(struct inode *inode)
 }
 
 /*
+ * Files with no name left (memfd_create, or unlinked after opening) are
+ * how fileless malware runs: refused unless the policy allows them.
+ */
+static __always_inline __u32 sbx_exec_kind(const struct sbx_session *s, struct file *file)
+{
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+
+	if (!BPF_CORE_READ(inode, __i_nlink) && !(s->pol.flags & SBX_PF_ALLOW_MEMFD_EXEC))
+		return SBX_RULE_EXEC_KIND;
+	return 0;
+}
+
+/*
  * The task's file_io, filled in for one object. NULL when the kernel had
  * no memory for the scratch: the caller fails closed.
  */

@@ -142,14 +142,31 @@ int compile_layer(const struct sbx_policy *p, uint32_t policy_id, struct sbx_com
 	h->loopback_outside = p->loopback_rule ? p->loopback_verdict : SBX_V_ASK;
 	h->loopback_rule = p->loopback_rule ? p->loopback_rule : SBX_RULE_LOOPBACK_OUTSIDE;
 	h->flags |= p->sandbox_flags;
-	/* whether a read or exec of some file may be asked (the landlock tier
-	 * then decides those opens in the kernel, files.bpf.c) */
-	if (p->file_default[SBX_ACC_READ] == SBX_V_ASK || p->file_default[SBX_ACC_EXEC] == SBX_V_ASK)
-		h->flags |= SBX_PF_FILE_ASKS;
-	for (size_t i = 0; i < p->n_frules; i++)
-		if (p->frules[i].verdict == SBX_V_ASK &&
-		    (p->frules[i].access & (SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_EXEC))))
-			h->flags |= SBX_PF_FILE_ASKS;
+	/* whether the landlock tier decides read and exec opens in the kernel
+	 * (files.bpf.c): where one may be asked, since an approval cannot reach
+	 * a Landlock domain; where one is recorded (audit), since Landlock
+	 * tells no one of what it allows; and where a name rule denies one,
+	 * since Landlock grants by place, so a name made later (a new .env
+	 * beside the agent's work) or one outside the plan's scan roots would
+	 * be Landlock's to let through */
+	if (p->file_default[SBX_ACC_READ] == SBX_V_ASK || p->file_default[SBX_ACC_READ] == SBX_V_AUDIT ||
+	    p->file_default[SBX_ACC_EXEC] == SBX_V_ASK || p->file_default[SBX_ACC_EXEC] == SBX_V_AUDIT)
+		h->flags |= SBX_PF_DECIDE_OPENS;
+	for (size_t i = 0; i < p->n_frules; i++) {
+		const struct sbx_frule *r = &p->frules[i];
+
+		if (!(r->access & (SBX_ACCBIT(SBX_ACC_READ) | SBX_ACCBIT(SBX_ACC_EXEC))))
+			continue;
+		if (r->verdict == SBX_V_ASK || r->verdict == SBX_V_AUDIT)
+			h->flags |= SBX_PF_DECIDE_OPENS;
+		if (r->verdict != SBX_V_DENY)
+			continue;
+		for (size_t j = 0; j < r->n_pats; j++)
+			if (r->pats[j].shape == SBX_PAT_NAME_EXACT ||
+			    r->pats[j].shape == SBX_PAT_NAME_PREFIX ||
+			    r->pats[j].shape == SBX_PAT_NAME_SUFFIX)
+				h->flags |= SBX_PF_DECIDE_OPENS;
+	}
 	h->netlink_allow = SBX_NETLINK_DEFAULT | p->netlink_allow;
 	h->family_allow = p->family_allow;
 	for (size_t i = 0; i < p->n_keep_env; i++) {

@@ -345,6 +345,8 @@ struct build {
 	uint64_t all;
 	struct strset hot;		/* paths a rule is anchored on */
 	struct strset above;		/* their strict ancestors: the expanded directories */
+	struct strset wnames;		/* literals of name rules that let a name be written */
+	struct strset roots;		/* the scan roots, resolved */
 	struct sbx_landlock_rule *rules;
 	size_t n_rules, cap_rules;
 	bool oom;
@@ -418,6 +420,18 @@ static struct mins mins_of(struct build *b, const char *path, bool dir, bool exi
 	if (exists && !dir)
 		m.obj |= b->all & ~LL_FILE;
 	return m;
+}
+
+/* Is path a scan root or below one? */
+static bool below_root(const struct build *b, const char *path)
+{
+	for (size_t i = 0; i < b->roots.n; i++) {
+		size_t n = strlen(b->roots.v[i]);
+
+		if (!strncmp(path, b->roots.v[i], n) && (path[n] == '/' || !path[n]))
+			return true;
+	}
+	return false;
 }
 
 static struct mins walk(struct build *b, const char *path, bool dir, const struct sbx_decide_dir *in,
@@ -506,9 +520,26 @@ static struct mins walk(struct build *b, const char *path, bool dir, const struc
 	}
 	if (b->kernel_decides) {
 		/* the kernel refuses the writes below that the policy denies:
-		 * Landlock keeps the directory's own, for its new names too */
+		 * Landlock keeps the directory's own, for its new names too;
+		 * and those that a name rule lets be made here
+		 * (~/.claude.json.tmp in a home no other rule lets be written),
+		 * in the scan roots and below them only: a grant on / would
+		 * reach every directory */
 		below.obj |= m.obj & LL_WRITE_OBJ;
 		below.par |= m.par & LL_WRITE_PAR;
+		for (size_t i = 0; below_root(b, path) && i < b->wnames.n; i++) {
+			struct mins k;
+			char *p = NULL;
+
+			if (asprintf(&p, "%s/%s", strcmp(path, "/") ? path : "", b->wnames.v[i]) < 0) {
+				b->oom = true;
+				break;
+			}
+			k = mins_of(b, p, false, false, NULL, NULL);
+			below.obj |= k.obj & LL_WRITE_OBJ;
+			below.par |= k.self;
+			free(p);
+		}
 	}
 	add_rule(b, path, below.obj | below.par, true);
 	return (struct mins){ below.obj, below.par, m.self, below.obj | below.par };
@@ -618,9 +649,17 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 	if (abi < 1)
 		return fail(why, -ENOTSUP, "no Landlock ABI %d", abi);
 	for (size_t i = 0; i < p->n_frules; i++)
-		for (size_t j = 0; j < p->frules[i].n_pats; j++)
-			if (p->frules[i].pats[j].shape == SBX_PAT_ANCHORED)
-				add_hot(&b.hot, p->frules[i].pats[j].text);
+		for (size_t j = 0; j < p->frules[i].n_pats; j++) {
+			const struct sbx_path_pat *pat = &p->frules[i].pats[j];
+
+			if (pat->shape == SBX_PAT_ANCHORED)
+				add_hot(&b.hot, pat->text);
+			else if ((pat->shape == SBX_PAT_NAME_EXACT || pat->shape == SBX_PAT_NAME_PREFIX ||
+				  pat->shape == SBX_PAT_NAME_SUFFIX) && *pat->text &&
+				 (p->frules[i].access & SBX_ACCBIT(SBX_ACC_WRITE)) &&
+				 p->frules[i].verdict != SBX_V_DENY)
+				set_add(&b.wnames, pat->text);	/* the shortest name it matches */
+		}
 	for (size_t i = 0; i < c->n_idents; i++)
 		add_hot(&b.hot, c->idents[i].path);
 	for (size_t i = 0; i < p->n_sources; i++)
@@ -637,6 +676,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 			continue;	/* the whole tree: callers name real roots */
 		}
 		scan_dir(&sc, r, 1);
+		set_add(&b.roots, r);
 		free(r);
 	}
 	if (sc.truncated) {
@@ -648,6 +688,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 		goto out;
 	}
 	set_finish(&b.hot);
+	set_finish(&b.wnames);
 	for (size_t i = 0; i < b.hot.n && !b.above.oom; i++) {
 		char *a = strdup(b.hot.v[i]), *sl;
 
@@ -665,7 +706,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 		free(a);
 	}
 	set_finish(&b.above);
-	if (b.hot.oom || b.above.oom) {
+	if (b.hot.oom || b.above.oom || b.wnames.oom || b.roots.oom) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -711,6 +752,8 @@ out:
 	}
 	set_free(&b.hot);
 	set_free(&b.above);
+	set_free(&b.wnames);
+	set_free(&b.roots);
 	if (err == -ENOMEM && why && !*why)
 		*why = strdup("out of memory");
 	return err;

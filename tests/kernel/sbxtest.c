@@ -9,11 +9,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,7 @@
 #include <mqueue.h>
 #include <sched.h>
 #include <termios.h>
+#include <sys/personality.h>
 
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
@@ -416,19 +419,22 @@ static int write_str(const char *path, const char *s)
 }
 
 /* event-match FILE key=value ...: count JSON lines where every key (dotted
- * paths allowed: rule.id) has the value (compared as text). */
+ * paths allowed: rule.id) has the value (compared as text); key~=GLOB
+ * matches a string value by fnmatch(3) (a name with a pid in it). */
 /* does event j match every KEY=VALUE (KEY a.b.c) of filters? */
 static int event_matches(json_t *j, int n, char **filters)
 {
 	for (int i = 0; i < n; i++) {
 		char *eq = strchr(filters[i], '='), key[256], *dot, *tok;
+		bool glob = eq && eq > filters[i] && eq[-1] == '~';
+		size_t klen = eq ? (size_t)(eq - filters[i]) - glob : 0;
 		json_t *v = j;
 		int ok;
 
-		if (!eq || eq - filters[i] >= (int)sizeof(key))
+		if (!eq || klen >= sizeof(key))
 			return 0;
-		memcpy(key, filters[i], eq - filters[i]);
-		key[eq - filters[i]] = 0;
+		memcpy(key, filters[i], klen);
+		key[klen] = 0;
 		for (tok = key; tok && v; tok = dot ? dot + 1 : NULL) {
 			dot = strchr(tok, '.');
 			if (dot)
@@ -438,7 +444,8 @@ static int event_matches(json_t *j, int n, char **filters)
 		if (!v) {
 			ok = 0;
 		} else if (json_is_string(v)) {
-			ok = !strcmp(json_string_value(v), eq + 1);
+			ok = glob ? !fnmatch(eq + 1, json_string_value(v), 0) :
+				    !strcmp(json_string_value(v), eq + 1);
 		} else {
 			char *t = json_dumps(v, JSON_ENCODE_ANY);
 
@@ -586,22 +593,30 @@ static int copy_to_fd(const char *src, int out)
 }
 
 /* the fileless way to run a program: memfd_create + execveat(AT_EMPTY_PATH) */
-static int memfd_exec(const char *src)
+/* via_proc: execve(/proc/self/fd/N), which no seccomp rule on
+ * execveat(AT_EMPTY_PATH) sees */
+static int memfd_exec(const char *src, bool via_proc)
 {
 	int fd = syscall(SYS_memfd_create, "payload", 0), rc;
-	char *argv[] = { "payload", NULL }, *envp[] = { NULL };
+	char path[64], *argv[] = { "payload", NULL }, *envp[] = { NULL };
 
 	if (fd < 0)
 		return errno;
 	rc = copy_to_fd(src, fd);
 	if (rc)
 		return rc;
-	syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+	if (via_proc) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		execve(path, argv, envp);
+	} else {
+		syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+	}
 	return errno;
 }
 
-/* run a file after unlinking it, through the fd that is still open */
-static int exec_deleted(const char *src, const char *dir)
+/* run a file after unlinking it, through the fd that is still open
+ * (via_proc: as memfd_exec) */
+static int exec_deleted(const char *src, const char *dir, bool via_proc)
 {
 	char path[4096], *argv[] = { "deleted", NULL }, *envp[] = { NULL };
 	int fd, ro;
@@ -619,18 +634,33 @@ static int exec_deleted(const char *src, const char *dir)
 	unlink(path);
 	if (ro < 0)
 		return errno;
-	syscall(SYS_execveat, ro, "", argv, envp, AT_EMPTY_PATH);
+	if (via_proc) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", ro);
+		execve(path, argv, envp);
+	} else {
+		syscall(SYS_execveat, ro, "", argv, envp, AT_EMPTY_PATH);
+	}
 	return errno;
 }
 
-static int map_exec(const char *path, int via_mprotect)
+/* how: 0 mmap PROT_EXEC, 1 mmap readable then mprotect, 2 mmap readable
+ * under READ_IMPLIES_EXEC, which the kernel makes executable (mmap_prot),
+ * 3 mmap readable only */
+static int map_exec(const char *path, int how)
 {
+	int via_mprotect = how == 1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	void *p;
 
 	if (fd < 0)
 		return errno;
-	p = mmap(NULL, 4096, PROT_READ | (via_mprotect ? 0 : PROT_EXEC), MAP_PRIVATE, fd, 0);
+	if (how == 2 && personality(READ_IMPLIES_EXEC) < 0) {
+		int e = errno;
+
+		close(fd);
+		return e;
+	}
+	p = mmap(NULL, 4096, PROT_READ | (how == 0 ? PROT_EXEC : 0), MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return errno;
@@ -1051,13 +1081,17 @@ static int dispatch_redteam(const char *c, char **a, int n, int *handled)
 {
 	*handled = 1;
 	if (!strcmp(c, "memfd-exec") && n >= 1)
-		return report(memfd_exec(a[0]));
+		return report(memfd_exec(a[0], n >= 2 && !strcmp(a[1], "proc")));
 	if (!strcmp(c, "exec-deleted") && n >= 2)
-		return report(exec_deleted(a[0], a[1]));
+		return report(exec_deleted(a[0], a[1], n >= 3 && !strcmp(a[2], "proc")));
 	if (!strcmp(c, "mmap-exec") && n >= 1)
 		return report(map_exec(a[0], 0));
 	if (!strcmp(c, "mprotect-exec") && n >= 1)
 		return report(map_exec(a[0], 1));
+	if (!strcmp(c, "rie-mmap") && n >= 1)
+		return report(map_exec(a[0], 2));
+	if (!strcmp(c, "mmap-read") && n >= 1)
+		return report(map_exec(a[0], 3));
 	if (!strcmp(c, "kill") && n >= 2)
 		return report(kill(atoi(a[0]), atoi(a[1])) ? errno : 0);
 	if (!strcmp(c, "ptrace") && n >= 1)

@@ -647,6 +647,70 @@ SBX_TEST(landlock, kernel_decides_grants_asks_and_a_directorys_own_writes)
 	free(proj);
 }
 
+/* A name rule that lets a name be written (agent-default's .claude.json*:
+ * Claude Code writes ~/.claude.json through a temporary file and a lock
+ * directory beside it) in a directory no other rule lets be written: where
+ * the kernel decides writes, the plan lets Landlock grant that directory's
+ * creates and removals, and the twins refuse the names the policy denies;
+ * where it does not, Landlock refuses them all (stricter). */
+static const char name_write_policy[] =
+	"version: 1\n"
+	"files:\n"
+	"  default: {read: allow, write: deny, exec: allow}\n"
+	"  rules:\n"
+	"    - {path: \"${PROJECT}\", access: write, verdict: allow, reason: the project}\n"
+	"    - {path: \"~/.ssh/\", verdict: deny, reason: keys}\n"
+	"    - {path: \".tool.json*\", access: write, verdict: allow, reason: a tool's state}\n"
+	"network:\n  default: deny\n";
+
+SBX_TEST(landlock, kernel_decides_lets_a_name_rule_make_its_names)
+{
+	static const char *const dirs[] = { "src" };
+	static const char *const files[] = { "src/main.c" };
+	struct sbx_landlock_plan with, without;
+	struct sbx_landlock_opts opts = { .kernel_decides = true };
+	struct sbx_compiled c;
+	struct sbx_policy *p;
+	enum sbx_landlock_verdict v;
+	char *home, *proj, *t, *ssh, *why = NULL;
+	int abi = sbx_landlock_abi();
+
+	if (abi < 1)
+		SBX_SKIP("Landlock is not available on this kernel");
+	pt_dirs(sbx_unit_tmpdir(), &home, &proj);
+	make_tree(proj, dirs, 1, files, 1);
+	ssh = pt_path("%s/.ssh", home);
+	CU_ASSERT_FATAL(mkdir(ssh, 0700) == 0 || errno == EEXIST);
+	p = plan_for(name_write_policy, home, proj, (const char *const *)&home, 1, &c, &without);
+	CU_ASSERT_FATAL(p != NULL);
+	opts.scan_roots = (const char *const *)&home;
+	opts.n_scan_roots = 1;
+	CU_ASSERT_FATAL(sbx_landlock_plan(p, &c, abi, &opts, &with, &why) == 0);
+	free(why);
+
+	t = pt_path("%s/.tool.json.tmp", home);
+	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_WRITE, &v, NULL) == 0 && v == SBX_LL_ALLOW);
+	CU_ASSERT(sbx_landlock_check(&without, t, SBX_ACC_WRITE, &v, NULL) == 0 &&
+		  v != SBX_LL_ALLOW);
+	free(t);
+	/* a name denied below it stays the twins' and Landlock's read deny */
+	t = pt_path("%s/.ssh/id_rsa", home);
+	CU_ASSERT(sbx_landlock_check(&with, t, SBX_ACC_READ, &v, NULL) == 0 && v == SBX_LL_DENY);
+	free(t);
+	/* a directory the name rule does not reach is not widened: / is
+	 * expanded only for the way down to the home */
+	CU_ASSERT(sbx_landlock_check(&with, "/usr/.tool.json", SBX_ACC_WRITE, &v, NULL) == 0 &&
+		  v != SBX_LL_ALLOW);
+	sbx_landlock_plan_free(&with);
+	sbx_landlock_plan_free(&without);
+	sbx_compiled_free(&c);
+	sbx_policy_free(p);
+	rmdir(ssh);
+	free(ssh);
+	free(home);
+	free(proj);
+}
+
 /*
  * The plan decides the entries of each directory it lists through one walk
  * of the directory (sbx_decide_dir_each). It must give what a walk of each

@@ -119,13 +119,18 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	ROW("TIOCSTI, TIOCLINUX", "seccomp: EPERM", have(sc), NULL);
 	ROW("descriptor owners (F_SETOWN, F_SETOWN_EX, F_SETSIG, FIOSETOWN, SIOCSPGRP)",
 	    "seccomp: EPERM for every owner", have(sc), "inside the session too");
-	if (p->memfd_noexec)
-		ROW("memfd exec", "seccomp: memfd_create without MFD_NOEXEC_SEAL; execveat(AT_EMPTY_PATH)",
-		    have(sc), NULL);
+	if (hooks)
+		ROW("memfd exec and exec of unlinked files", "seccomp: execveat(AT_EMPTY_PATH)"
+		    "; fmod_ret on security_file_open and security_mmap_file: a file with no name "
+		    "left, EPERM with an event", have(true), NULL);
+	else if (p->memfd_noexec)
+		ROW("memfd exec and exec of unlinked files", "seccomp: memfd_create without "
+		    "MFD_NOEXEC_SEAL; execveat(AT_EMPTY_PATH)", SBX_PROT_PARTIAL,
+		    "an unlinked file still open runs through execve(\"/proc/self/fd/N\")");
 	else
-		ROW("memfd exec", "seccomp: execveat(AT_EMPTY_PATH) only", SBX_PROT_NOT_ENFORCED,
-		    "before 6.3 every memfd is executable and Landlock does not check it: "
-		    "execve(\"/proc/self/fd/N\") stays open");
+		ROW("memfd exec and exec of unlinked files", "seccomp: execveat(AT_EMPTY_PATH) only",
+		    SBX_PROT_NOT_ENFORCED, "before 6.3 every memfd is executable and Landlock does "
+		    "not check it: execve(\"/proc/self/fd/N\") stays open");
 	ROW("setuid and file-capability programs", "no_new_privs", have(true), NULL);
 	ROW("io_uring (unless the policy allows it)", "seccomp: EPERM", have(sc), NULL);
 	ROW("signals to processes outside the session", hooks ? "fmod_ret on security_task_kill: "
@@ -134,7 +139,12 @@ unsigned sbx_tier_protections(const struct sbx_tier_probe *p, struct sbx_protect
 	    hooks || abi >= 6 ? NULL : "a session may signal every process of its user");
 
 	/* files and exec */
-	ROW("file reads by path", "Landlock", have(ll), NULL);
+	ROW("file reads by path", hooks ? "Landlock; where the policy asks for a read or a name "
+	    "rule (.env, *.key) decides one, fmod_ret on security_file_open: EPERM, with an "
+	    "event" : ll ? "Landlock, by place" : "none", hooks ? SBX_PROT_ENFORCED : ll ?
+	    SBX_PROT_PARTIAL : SBX_PROT_NOT_ENFORCED, hooks ? NULL : "a name rule does not hold "
+	    "for a name made after the session started, or outside the project, the home and "
+	    "PATH");
 	ROW("file writes by path: opens, creates, unlinks, renames, links, truncate, chmod, "
 	    "chown, times, xattrs, inode flags", hooks ? "fmod_ret on security_file_open, the "
 	    "security_path_* functions, security_inode_setattr and _setxattr and "

@@ -40,6 +40,48 @@ test_ssh_key_refused_and_unchanged() {
 	expect "OK" as_user $SBXT open $THOME/.ssh/id_rsa
 }
 
+# a name that a name rule denies, where Landlock grants by place: one made
+# after the plan (a desktop's cookie in $XDG_RUNTIME_DIR), and one outside
+# the plan's scan roots (project, home, PATH). The compile marks the policy
+# (SBX_PF_DECIDE_OPENS) and sbx_ll_file_open decides its reads and execs
+# in the kernel: EPERM and the policy's rule, as on the full tier
+test_a_name_rule_holds_for_names_made_later_and_outside_the_scan_roots() {
+	local AD=$ROOT/policy/shipped/agent-default.yaml r=/run/user/$TUID
+	local XAUTH_WHY="X11 and ICE authority cookies let a program read and type into the person's desktop session (keystrokes into any terminal)"
+	rm -rf $PROJ/.sandbox /tmp/fb-go /tmp/fb-out /tmp/fb-started /tmp/xauth_early $r/xauth_late
+	mkdir -p $r && chown $TUSER:$TUSER $r
+	echo COOKIE-EARLY >/tmp/xauth_early
+	chown $TUSER:$TUSER /tmp/xauth_early
+	in_session $AD sh -c "touch /tmp/fb-started
+		while [ ! -e /tmp/fb-go ]; do sleep 0.1; done
+		$SBXT open $r/xauth_late >/tmp/fb-out 2>&1; $SBXT open /tmp/xauth_early >>/tmp/fb-out 2>&1
+		cat $r/xauth_late /tmp/xauth_early >>/tmp/fb-out 2>&1" &
+	wait_for test -e /tmp/fb-started || fail "the session did not start"
+	echo COOKIE-LATE >$r/xauth_late
+	chown $TUSER:$TUSER $r/xauth_late
+	touch /tmp/fb-go
+	wait $! || true
+	grep -q COOKIE /tmp/fb-out && fail "a cookie was read: $(cat /tmp/fb-out)"
+	[ "$(grep -c '^ERR EPERM$' /tmp/fb-out)" = 2 ] || fail "not refused with EPERM: $(cat /tmp/fb-out)"
+	event operation=open_read object=$r/xauth_late verdict=deny tier=landlock rule.reason="$XAUTH_WHY"
+	event operation=open_read object=/tmp/xauth_early verdict=deny tier=landlock rule.reason="$XAUTH_WHY"
+	# the person's own reads are not touched
+	expect "OK" as_user $SBXT open $r/xauth_late
+	rm -f /tmp/xauth_early $r/xauth_late
+}
+
+# audit-only records every access on this tier too: Landlock tells no one
+# what it allows, so the compile marks a policy that audits reads or execs
+# (SBX_PF_DECIDE_OPENS) and sbx_ll_file_open records them
+test_audit_only_records_reads_and_execs() {
+	local AO=$ROOT/policy/shipped/audit-only.yaml
+	rm -rf $PROJ/.sandbox
+	expect "OK" in_session $AO $SBXT open $PROJ/readme.txt
+	in_session $AO /usr/bin/true || fail "exec under audit-only"
+	event operation=open_read object=$PROJ/readme.txt verdict=audit tier=landlock
+	event operation=exec object=/usr/bin/true verdict=audit tier=landlock
+}
+
 # a name made since the session began, next to a denied one: Landlock
 # grants by place, so it is refused though the policy allows it, and the
 # event says which rule did (docs/FALLBACK.md, "Fail closed")
