@@ -76,6 +76,13 @@ test_privilege_escalation_exec_blocked() {
 	cp /bin/true $PROJ/sudo && chown $TUSER $PROJ/sudo
 	expect "ERR EPERM" in_session $AD $SBXT exec $PROJ/sudo
 	rm -f $PROJ/sudo
+	# ... and so is one the session makes itself, in a directory it made
+	# (the landlock tier's plan never saw the name)
+	rm -rf $PROJ/tools
+	expect "ERR EPERM" in_session $AD sh -c "mkdir -p $PROJ/tools && cp /bin/true $PROJ/tools/su && $SBXT exec $PROJ/tools/su"
+	[ -x $PROJ/tools/su ] || fail "the session could not make the copy: the test proves nothing"
+	event operation=exec object=$PROJ/tools/su verdict=deny
+	rm -rf $PROJ/tools
 }
 
 test_metadata_and_private_networks() {

@@ -344,6 +344,13 @@ int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s, const cha
 	}
 	sbx_policy_take(s, &u);
 	sbx_policy_use_free(&u);
+	/* the landlock tier: the session's Landlock domain holds the plan of
+	 * the policy it started with and takes no other, so from now on the
+	 * program on security_file_open decides its reads and execs by the
+	 * new one (bpf/files.bpf.c). A read the new policy allows and the old
+	 * plan refused stays refused: a domain only tightens. */
+	if (d->k.tier == SBX_TIER_LANDLOCK)
+		s->hdr.flags |= SBX_PF_DECIDE_OPENS;
 	/* the swap: one map update */
 	rc = sbx_session_push_hdr(d, s);
 	if (rc) {
