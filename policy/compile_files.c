@@ -870,6 +870,11 @@ static void compile_hardlinks(struct cstate *s)
 				break;
 			}
 			e->v = r;
+			/* the file's other names are the landlock tier's plan's to
+			 * grant by place, so its program decides reads and execs by
+			 * inode as well (bpf/files.bpf.c) */
+			if (r.verdict[SBX_ACC_READ] || r.verdict[SBX_ACC_EXEC])
+				s->out->hdr.flags |= SBX_PF_DECIDE_OPENS;
 		}
 	}
 	fvec_finish(&weak);

@@ -405,10 +405,13 @@ static bool landlock_tier_prog(const char *name)
 /*
  * The fallback tier (BPF-LSM off): the cgroup programs load, and they
  * decide IP destinations themselves (sbx_cgroup_decides); with sec_hooks,
- * so do the unix socket and port decisions on security_* functions. The LSM programs are
- * not loaded at all, so none is pinned either; nor are the inode storage
- * maps, which only LSM programs use and which the kernel cannot make
- * without BPF-LSM's inode blob (EOPNOTSUPP).
+ * every tracing program loads too: the tier's own on security_* functions
+ * (unix sockets, ports, files, terminals, IPC) and the fexit programs of
+ * bpf/ports.bpf.c, which both tiers need (who holds a loopback port, a
+ * socket bound to a device). The LSM programs are not loaded at all, so
+ * none is pinned either; nor are the inode storage maps, which only LSM
+ * programs use and which the kernel cannot make without BPF-LSM's inode
+ * blob (EOPNOTSUPP).
  */
 static void landlock_tier_programs(struct sbx_bpf *skel, bool sec_hooks)
 {
@@ -416,9 +419,9 @@ static void landlock_tier_programs(struct sbx_bpf *skel, bool sec_hooks)
 
 	for (int i = 0; i < skel->skeleton->prog_cnt; i++) {
 		struct bpf_program *p = *skel->skeleton->progs[i].prog;
+		enum bpf_prog_type t = bpf_program__type(p);
 
-		if (!sbx_prog_type_is_cgroup(bpf_program__type(p)) &&
-		    !(sec_hooks && landlock_tier_prog(bpf_program__name(p))))
+		if (!sbx_prog_type_is_cgroup(t) && !(sec_hooks && t == BPF_PROG_TYPE_TRACING))
 			bpf_program__set_autoload(p, false);
 	}
 	bpf_object__for_each_map(map, skel->obj)
