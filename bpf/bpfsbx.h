@@ -265,9 +265,10 @@ enum sbx_policy_flags {
 	SBX_PF_ALLOW_SCTP	= 1u << 7,	/* IPPROTO_SCTP (its addresses are checked) */
 	SBX_PF_ALLOW_MPTCP	= 1u << 8,	/* IPPROTO_MPTCP */
 	SBX_PF_PROC_CMDLINE	= 1u << 9,	/* read /proc/PID/cmdline of processes outside */
-	SBX_PF_DECIDE_OPENS	= 1u << 10,	/* a read or exec may be asked, or a name
-						 * rule decides one: the landlock tier decides
-						 * opens in BPF (files.bpf.c) */
+	SBX_PF_DECIDE_OPENS	= 1u << 10,	/* the landlock tier decides read and exec
+						 * opens in BPF (files.bpf.c): asks, audits,
+						 * name-rule denies, hard-linked denied files,
+						 * a reload (policy/compile.c, sessions.c) */
 };
 
 /* AF_NETLINK protocols a session may open unless its policy adds more:

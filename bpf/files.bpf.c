@@ -82,10 +82,11 @@ static __always_inline __u8 sbx_ll_open_acc(struct file *file, __u16 *op)
  * The landlock tier's opens that Landlock lets through for the kernel to
  * decide (run's plan, kernel_decides): every write, since the plan grants
  * a directory's writes to all of its entries (see SBX_TWINS, sbx_file.h);
- * and reads and execs where the policy asks for one (a person's approval,
- * a grant in a map, must reach the running session) or a name rule denies
- * one (Landlock grants by place: a .env made after the plan, or a *.key
- * outside its scan roots, would be readable). Those are decided here
+ * and reads and execs where the session's policy has SBX_PF_DECIDE_OPENS:
+ * an ask (a person's approval, a grant in a map, must reach the running
+ * session), an audit, or a deny Landlock cannot hold because it grants by
+ * place (a .env made after the plan, a *.key outside its scan roots, a
+ * denied file's other name, a reloaded policy). Those are decided here
  * whole, deny included, with EPERM as on the full tier. Otherwise a read
  * or exec is Landlock's (a deny then gets its event from
  * sbx_ll_file_refused). No verdict cache: inode storage needs BPF-LSM, so

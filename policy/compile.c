@@ -162,9 +162,7 @@ int compile_layer(const struct sbx_policy *p, uint32_t policy_id, struct sbx_com
 		if (r->verdict != SBX_V_DENY)
 			continue;
 		for (size_t j = 0; j < r->n_pats; j++)
-			if (r->pats[j].shape == SBX_PAT_NAME_EXACT ||
-			    r->pats[j].shape == SBX_PAT_NAME_PREFIX ||
-			    r->pats[j].shape == SBX_PAT_NAME_SUFFIX)
+			if (sbx_pat_is_name(r->pats[j].shape))
 				h->flags |= SBX_PF_DECIDE_OPENS;
 	}
 	h->netlink_allow = SBX_NETLINK_DEFAULT | p->netlink_allow;

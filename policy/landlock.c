@@ -654,8 +654,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 
 			if (pat->shape == SBX_PAT_ANCHORED)
 				add_hot(&b.hot, pat->text);
-			else if ((pat->shape == SBX_PAT_NAME_EXACT || pat->shape == SBX_PAT_NAME_PREFIX ||
-				  pat->shape == SBX_PAT_NAME_SUFFIX) && *pat->text &&
+			else if (sbx_pat_is_name(pat->shape) && *pat->text &&
 				 (p->frules[i].access & SBX_ACCBIT(SBX_ACC_WRITE)) &&
 				 p->frules[i].verdict != SBX_V_DENY)
 				set_add(&b.wnames, pat->text);	/* the shortest name it matches */

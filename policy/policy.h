@@ -374,6 +374,14 @@ struct sbx_srcpos {
 	int line, col;
 };
 
+/* A name or glob rule (a basename anywhere), not a path: Landlock, which
+ * grants by place, cannot say it (policy/landlock.c) */
+static inline bool sbx_pat_is_name(enum sbx_path_shape shape)
+{
+	return shape == SBX_PAT_NAME_EXACT || shape == SBX_PAT_NAME_PREFIX ||
+	       shape == SBX_PAT_NAME_SUFFIX;
+}
+
 struct sbx_path_pat {
 	enum sbx_path_shape shape;
 	char *text;		/* ANCHORED: expanded, normalised absolute path;
