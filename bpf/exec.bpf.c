@@ -58,7 +58,7 @@ static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool ll)
 		return sbx_file_refuse(s, cgid, mnt, d, SBX_ACC_EXEC, op, kind);
 	if (sbx_internal_mount(mnt))
 		return 0;	/* an allowed memfd: no path to decide on */
-	return sbx_check_file_in(s, cgid, mnt, d, bi, SBX_ACCBIT(SBX_ACC_EXEC), op);
+	return sbx_check_file_in(s, cgid, mnt, d, bi, false, SBX_ACCBIT(SBX_ACC_EXEC), op);
 }
 
 SEC("lsm/bprm_check_security")

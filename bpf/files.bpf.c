@@ -89,18 +89,16 @@ static __always_inline __u8 sbx_ll_open_acc(struct file *file, __u16 *op)
  * denied file's other name, a reloaded policy). Those are decided here
  * whole, deny included, with EPERM as on the full tier. Otherwise a read
  * or exec is Landlock's (a deny then gets its event from
- * sbx_ll_file_refused). No verdict cache: inode storage needs BPF-LSM, so
- * each such open walks.
+ * sbx_ll_file_refused). The verdicts are cached as on the full tier, by
+ * the inode's address (sbx_ll_vcache), since inode storage needs BPF-LSM.
  */
 SEC("fmod_ret/security_file_open")
 int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 {
 	struct vfsmount *mnt = file->f_path.mnt;
 	struct dentry *d = file->f_path.dentry;
-	struct sbx_file_io *io;
 	struct sbx_session *s;
 	__u64 cgid = 0;
-	bool report = false;
 	__u16 op;
 	__u8 acc;
 
@@ -149,17 +147,26 @@ int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 		return 0;
 	if (d->d_inode != file->f_inode || sbx_internal_mount(mnt))
 		return 0;
-	if ((acc & SBX_ACCBIT(SBX_ACC_WRITE)) && sbx_write_never(d, cgid))
-		return sbx_file_refuse(s, cgid, mnt, d, SBX_ACC_WRITE, op, SBX_RULE_PSEUDOFS);
-	io = sbx_file_io_get(s, cgid, mnt, d, acc, op);
-	if (!io)
-		return -EPERM;
-	sbx_file_walk(io);
-#pragma unroll
-	for (int a = 0; a < SBX_ACC_MAX; a++)
-		if (acc & SBX_ACCBIT(a))
-			report |= io->v[a] > SBX_V_ALLOW;	/* audit, ask, deny */
-	return report ? sbx_file_report(io) : 0;
+	sbx_stat_inc(SBX_STAT_CHECKS);
+	return sbx_check_file_in(s, cgid, mnt, d, file->f_inode, true, acc, op);
+}
+
+/*
+ * An inode's address is the landlock tier's cache key (sbx_ll_vcache):
+ * its entry goes with it, before another inode can be made at the same
+ * address (the memory is freed after an RCU grace period), so a file
+ * made where a deleted one was never inherits that one's verdicts.
+ */
+SEC("fentry/security_inode_free")
+int BPF_PROG(sbx_ll_inode_free, struct inode *inode)
+{
+	__u64 k = (__u64)inode;
+
+	/* a lookup first: most inodes were never checked, and a delete
+	 * takes the bucket's lock */
+	if (bpf_map_lookup_elem(&sbx_ll_vcache, &k))
+		bpf_map_delete_elem(&sbx_ll_vcache, &k);
+	return 0;
 }
 
 /*

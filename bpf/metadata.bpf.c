@@ -126,7 +126,7 @@ static __always_inline int sbx_check_meta(struct dentry *d, bool ll, __u16 op)
 		return sbx_file_refuse(s, cgid, NULL, d, SBX_ACC_WRITE, op, SBX_RULE_ERROR);
 	if (sbx_internal_mount(mnt))
 		return 0;	/* a socket's or pipe's inode */
-	return sbx_check_file_in(s, cgid, mnt, d, SBX_CACHE_INODE(ll, d),
+	return sbx_check_file_in(s, cgid, mnt, d, SBX_CACHE_INODE(ll, d), false,
 				 SBX_ACCBIT(SBX_ACC_WRITE), op);
 }
 

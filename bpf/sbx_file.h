@@ -179,17 +179,50 @@ static __always_inline int sbx_file_refuse(const struct sbx_session *s, __u64 cg
 }
 
 /*
+ * The object's cached verdicts: on the inode itself (inode storage, the
+ * full tier), or in sbx_ll_vcache by the inode's address (the landlock
+ * tier's programs, which may not use inode storage). ll is a constant in
+ * every caller, so each program keeps one of the two.
+ */
+static __always_inline struct sbx_vcache *sbx_vcache_find(struct inode *bi, bool ll)
+{
+	__u64 k = (__u64)bi;
+
+	if (ll)
+		return bpf_map_lookup_elem(&sbx_ll_vcache, &k);
+	return bpf_inode_storage_get(&sbx_vcache, bi, 0, 0);
+}
+
+static const struct sbx_vcache sbx_vcache_empty;
+
+static __always_inline struct sbx_vcache *sbx_vcache_make(struct inode *bi, bool ll)
+{
+	struct sbx_vcache *vc;
+	__u64 k = (__u64)bi;
+
+	if (!ll)
+		return bpf_inode_storage_get(&sbx_vcache, bi, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	vc = bpf_map_lookup_elem(&sbx_ll_vcache, &k);
+	if (vc)
+		return vc;
+	/* NOEXIST: a racing check's entry is as good as ours */
+	bpf_map_update_elem(&sbx_ll_vcache, &k, &sbx_vcache_empty, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&sbx_ll_vcache, &k);
+}
+
+/*
  * The check of one object for the classes acc_mask, in session s. d may
  * be a negative dentry (a name about to be created). bi is the object's
  * inode as a BTF pointer (from a hook argument, not a probe read), which
- * inode local storage needs; NULL: no verdict cache. The check's state is
- * in the task's scratch, not on the stack: a hook that checks two objects
- * (rename, link) and the global functions below it must fit in the 512
- * bytes that the verifier allows for the whole call chain.
+ * inode local storage needs; NULL: no verdict cache. ll: the landlock
+ * tier's program (sbx_vcache_find). The check's state is in the task's
+ * scratch, not on the stack: a hook that checks two objects (rename,
+ * link) and the global functions below it must fit in the 512 bytes that
+ * the verifier allows for the whole call chain.
  */
 static __always_inline int sbx_check_file_in(const struct sbx_session *s, __u64 cgid,
 					     struct vfsmount *vmnt, struct dentry *d,
-					     struct inode *bi, __u8 acc_mask, __u16 op)
+					     struct inode *bi, bool ll, __u8 acc_mask, __u16 op)
 {
 	struct sbx_file_io *io;
 	struct sbx_vcache *vc;
@@ -204,7 +237,7 @@ static __always_inline int sbx_check_file_in(const struct sbx_session *s, __u64 
 	de = bpf_map_lookup_elem(&sbx_epoch, &k_dmn);
 	cache = bi && re && de && sbx_cacheable(bi);
 	if (cache) {
-		vc = bpf_inode_storage_get(&sbx_vcache, bi, 0, 0);
+		vc = sbx_vcache_find(bi, ll);
 		if (vc && vc->policy_id == s->pol.policy_id && vc->mnt == (__u64)vmnt &&
 		    vc->rename_epoch == *re && vc->daemon_epoch == *de &&
 		    (vc->valid & acc_mask) == acc_mask) {
@@ -242,7 +275,7 @@ static __always_inline int sbx_check_file_in(const struct sbx_session *s, __u64 
 	sbx_file_walk(io);
 
 	if (cache && !io->walk_trunc && !io->no_cache) {
-		vc = bpf_inode_storage_get(&sbx_vcache, bi, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		vc = sbx_vcache_make(bi, ll);
 		if (vc) {
 			if (vc->policy_id != s->pol.policy_id || vc->mnt != (__u64)vmnt ||
 			    vc->rename_epoch != r_epoch || vc->daemon_epoch != d_epoch) {
@@ -276,8 +309,8 @@ static __always_inline int sbx_check_file_in(const struct sbx_session *s, __u64 
  * .sandbox; the twins refuse what the policy denies below it (.sandbox,
  * the policy files, a denied entry), file what it asks, and see what
  * Landlock does not (chmod, chown, times, xattrs, inode flags). A twin
- * has no verdict cache (SBX_CACHE_INODE), since inode storage needs
- * BPF-LSM, and the compiler drops it from the twin.
+ * walks each time (SBX_CACHE_INODE): only the tier's opens, the hot
+ * path, use its verdict cache (sbx_ll_file_open).
  */
 /* The object's inode for the verdict cache: none on a twin. */
 #define SBX_CACHE_INODE(ll, d)	((ll) ? NULL : (d)->d_inode)
@@ -309,7 +342,7 @@ static __always_inline int sbx_check_file(struct vfsmount *vmnt, struct dentry *
 	sbx_stat_inc(SBX_STAT_CHECKS);
 	if (!(acc_mask & SBX_ACCBIT(SBX_ACC_EXEC)) && sbx_internal_mount(vmnt))
 		return 0;
-	return sbx_check_file_in(s, cgid, vmnt, d, bi, acc_mask, op);
+	return sbx_check_file_in(s, cgid, vmnt, d, bi, false, acc_mask, op);
 }
 
 #endif /* SBX_FILE_H */

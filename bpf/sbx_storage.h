@@ -107,6 +107,23 @@ SBX_MAP struct {
 } sbx_vcache SEC(".maps");
 
 /*
+ * sbx_vcache for the landlock tier, where the kernel has no inode blob
+ * for BPF (no BPF-LSM): the same value, keyed by the inode's address.
+ * An address outlives nothing: sbx_ll_inode_free (files.bpf.c) drops the
+ * entry when the inode is destroyed, before its memory can hold another
+ * inode, and while no link exists (no session) nothing is trusted, since
+ * the daemon moves SBX_EPOCH_RENAME when it makes the links again. LRU:
+ * a full map forgets the oldest verdicts, which only costs a walk.
+ */
+#define SBX_LL_VCACHE_ENTRIES 32768
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SBX_LL_VCACHE_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct sbx_vcache);
+} sbx_ll_vcache SEC(".maps");
+
+/*
  * The session that made a pty, kept on its slave's devpts inode
  * (tty.bpf.c): the mark lives and dies with that inode, so a pty index
  * that an outside process takes again later never inherits it.

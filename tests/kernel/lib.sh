@@ -80,13 +80,16 @@ expect() {
 	[ "$got" = "$want" ] || fail "$* -> '$got', expected '$want' ($(head -c 300 /tmp/expect.err))"
 }
 
-# event KEY=VALUE...: wait up to 3 s for a matching event line
+# event KEY=VALUE...: wait up to 3 s for a matching event line, among
+# those that came after the test started (EVENTS_FROM, set by run-all):
+# an event an earlier test caused proves nothing about this one
 event() {
 	for _ in $(seq 30); do
-		"$SBXT" event-match "$EVENTS" "$@" >/dev/null && return 0
+		tail -n +$((${EVENTS_FROM:-0} + 1)) "$EVENTS" 2>/dev/null >/tmp/sbx-events.test
+		"$SBXT" event-match /tmp/sbx-events.test "$@" >/dev/null && return 0
 		sleep 0.1
 	done
-	fail "no event matching $* in $EVENTS (last: $(tail -n 2 $EVENTS))"
+	fail "no event matching $* in $EVENTS since line $((${EVENTS_FROM:-0} + 1)) (last: $(tail -n 2 $EVENTS))"
 }
 
 event_count() { "$SBXT" event-match "$EVENTS" "$@" || true; }

@@ -46,6 +46,7 @@
 #include <sched.h>
 #include <termios.h>
 #include <sys/personality.h>
+#include <linux/membarrier.h>
 
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
@@ -1106,6 +1107,10 @@ static int dispatch_redteam(const char *c, char **a, int n, int *handled)
 		return report(mount(a[0], a[1], NULL, MS_BIND, NULL) ? errno : 0);
 	if (!strcmp(c, "mount-tmpfs") && n >= 1)
 		return report(mount("x", a[0], "tmpfs", 0, NULL) ? errno : 0);
+	if (!strcmp(c, "mount-move") && n >= 2)	/* mount(2) MS_MOVE, as util-linux's */
+		return report(mount(a[0], a[1], NULL, MS_MOVE, NULL) ? errno : 0);
+	if (!strcmp(c, "move-mount") && n >= 2)	/* the new mount API's move_mount(2) */
+		return report(syscall(SYS_move_mount, AT_FDCWD, a[0], AT_FDCWD, a[1], 0) ? errno : 0);
 	if (!strcmp(c, "umount") && n >= 1)
 		return report(umount2(a[0], MNT_DETACH) ? errno : 0);
 	if (!strcmp(c, "socket") && n >= 2)
@@ -1612,6 +1617,55 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("EPERM %ld OK %ld\n", eperm, ok);
+		return 0;
+	}
+	if (!strcmp(c, "reuse-loop") && n == 2) {
+		/* reuse-loop DIR N: N times, a.txt is made, read twice (its
+		 * verdicts cached) and deleted, then b.pem is made where the
+		 * freed inode can come back, and read. Prints "DENIED d
+		 * LEAKED l SAME_INO s": s counts the rounds whose b.pem took
+		 * a.txt's inode number, which shows the reuse happened. */
+		long k = atol(a[1]), denied = 0, leaked = 0, same = 0;
+		char pa[4096], pb[4096];
+
+		snprintf(pa, sizeof(pa), "%s/a.txt", a[0]);
+		snprintf(pb, sizeof(pb), "%s/b.pem", a[0]);
+		for (long i = 0; i < k; i++) {
+			struct stat sa, sb;
+			int fd;
+
+			fd = open(pa, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+			if (fd < 0 || write(fd, "a\n", 2) != 2 || fstat(fd, &sa))
+				{ printf("%s: ", "a.txt"); return report(errno); }
+			close(fd);
+			for (int r = 0; r < 2; r++) {
+				fd = open(pa, O_RDONLY | O_CLOEXEC);
+				if (fd < 0)
+					{ printf("%s: ", "read a.txt"); return report(errno); }
+				close(fd);
+			}
+			if (unlink(pa))
+				{ printf("%s: ", "unlink a.txt"); return report(errno); }
+			/* a grace period, so that the inode's memory is free
+			 * for the next one (destroy_inode frees it by RCU) */
+			syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+			usleep(1000);
+			fd = open(pb, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+			if (fd < 0 || write(fd, "KEY\n", 4) != 4 || fstat(fd, &sb))
+				{ printf("%s: ", "b.pem"); return report(errno); }
+			close(fd);
+			same += sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+			fd = open(pb, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				leaked++;
+				close(fd);
+			} else if (errno == EPERM) {
+				denied++;
+			}
+			if (unlink(pb))
+				{ printf("%s: ", "unlink b.pem"); return report(errno); }
+		}
+		printf("DENIED %ld LEAKED %ld SAME_INO %ld\n", denied, leaked, same);
 		return 0;
 	}
 	if (!strcmp(c, "cgroup") && n == 0) {

@@ -440,6 +440,8 @@ static void bpf_lsm_tier_programs(struct sbx_bpf *skel)
 	}
 	/* lsm/socket_create decides the same, and before it */
 	bpf_program__set_autoload(skel->progs.sbx_sock_create, false);
+	/* the tier's verdict cache: the full tier's is on the inodes */
+	bpf_map__set_autocreate(skel->maps.sbx_ll_vcache, false);
 }
 
 static int load_and_pin(enum sbx_tier tier, char **err)
