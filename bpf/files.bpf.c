@@ -4,8 +4,7 @@
  * denied write changes nothing on disk (a denied create leaves no file, a
  * denied unlink leaves the file, a denied rename moves nothing).
  */
-#include "sbx_file.h"
-#include "sbx_tty.h"
+#include "sbx_chan.h"
 
 #define RENAME_EXCHANGE (1 << 1)
 #define SBX_PFA_NO_NEW_PRIVS	(1ul << 0)	/* PFA_NO_NEW_PRIVS, include/linux/sched.h */
@@ -18,6 +17,14 @@ int BPF_PROG(sbx_file_open, struct file *file, int ret)
 
 	if (ret || !sbx_maybe_in_session())
 		return ret;
+	/* a FIFO or message queue: who is at the other end (sbx_chan.h) */
+	if (sbx_is_chan(file->f_inode)) {
+		__u64 *owner = bpf_inode_storage_get(&sbx_chan_owner, file->f_inode, 0, 0);
+
+		ret = sbx_chan_open(file, owner ? *owner : 0);
+		if (ret)
+			return ret;
+	}
 	/* file is a trusted BTF pointer: plain loads, not probe reads (this
 	 * is the hottest path, and each probe read is a helper call) */
 	fmode = file->f_mode;
@@ -107,6 +114,16 @@ int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 	s = sbx_current_session(&cgid);
 	if (!s)
 		return 0;
+	/* a FIFO or message queue: who is at the other end (sbx_chan.h),
+	 * its maker kept by the inode's address (ipc.bpf.c) */
+	if (sbx_is_chan(file->f_inode)) {
+		__u64 k = (__u64)file->f_inode;
+		struct sbx_fifo_maker *m = bpf_map_lookup_elem(&sbx_fifo_maker, &k);
+
+		ret = sbx_chan_open(file, m && m->ino == file->f_inode->i_ino ? m->cgid : 0);
+		if (ret)
+			return ret;
+	}
 	/* a terminal by device, whatever Landlock lets through: the
 	 * person's `bpfsbx watch` is a pty of the agent's uid */
 	if (sbx_is_chr(file->f_inode)) {
@@ -152,10 +169,13 @@ int BPF_PROG(sbx_ll_file_open, struct file *file, int ret)
 }
 
 /*
- * An inode's address is the landlock tier's cache key (sbx_ll_vcache):
- * its entry goes with it, before another inode can be made at the same
- * address (the memory is freed after an RCU grace period), so a file
- * made where a deleted one was never inherits that one's verdicts.
+ * An inode's address is the landlock tier's key for what the full tier
+ * keeps on the inode: cached verdicts (sbx_ll_vcache) and a FIFO's maker
+ * (sbx_fifo_maker). The entries go with the inode, before another inode
+ * can be made at the same address (the memory is freed after an RCU
+ * grace period), so a file made where a deleted one was never inherits
+ * its verdicts, nor a FIFO its session (the inode number, which the
+ * FIFO's entry also holds, comes back on ext4).
  */
 SEC("fentry/security_inode_free")
 int BPF_PROG(sbx_ll_inode_free, struct inode *inode)
@@ -166,6 +186,8 @@ int BPF_PROG(sbx_ll_inode_free, struct inode *inode)
 	 * takes the bucket's lock */
 	if (bpf_map_lookup_elem(&sbx_ll_vcache, &k))
 		bpf_map_delete_elem(&sbx_ll_vcache, &k);
+	if (bpf_map_lookup_elem(&sbx_fifo_maker, &k))
+		bpf_map_delete_elem(&sbx_fifo_maker, &k);
 	return 0;
 }
 

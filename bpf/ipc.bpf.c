@@ -13,13 +13,9 @@
  * internal mount, which no file rule sees: they are decided here, on who
  * made them, like FIFOs.
  */
-#include "sbx_file.h"
+#include "sbx_chan.h"
 
-#define S_IFMT			00170000
-#define S_IFIFO			0010000
-#define S_IFREG			0100000
 #define KEY_ALLOC_UID_KEYRING	0x0010
-#define MQUEUE_MAGIC		0x19800202
 
 static __always_inline void sbx_ipc_forget(void *map, void *obj)
 {
@@ -152,17 +148,6 @@ SBX_IPC_CHECK(shm_shmat, security_shm_shmat, shm_shmat, char *shmaddr, int flg)
 
 /* ---- named FIFOs and POSIX message queues ---------------------------------- */
 
-static __always_inline bool sbx_is_mqueue(struct inode *inode)
-{
-	return (inode->i_mode & S_IFMT) == S_IFREG && inode->i_sb->s_magic == MQUEUE_MAGIC;
-}
-
-/* a FIFO or a POSIX message queue: a channel to whoever holds its other end */
-static __always_inline bool sbx_is_chan(struct inode *inode)
-{
-	return (inode->i_mode & S_IFMT) == S_IFIFO || sbx_is_mqueue(inode);
-}
-
 static __always_inline int sbx_chan_mark(struct dentry *dentry)
 {
 	struct sbx_tscratch *sc;
@@ -233,62 +218,6 @@ int BPF_PROG(sbx_fifo_instantiate, struct dentry *dentry, struct inode *inode)
 }
 
 /*
- * Opening a FIFO is connecting to whoever holds its other end. One the
- * session made is its own; any other is decided by the connect rules of
- * its path, as a unix socket's is, and refused when none names it. A
- * message queue that the session did not make is refused: mq_open reaches
- * it through the kernel's internal mount, where no rule's path leads.
- * Anonymous pipes are on the kernel's internal mount: they reach file_open
- * only through /proc/self/fd (`> /dev/stdout`), are the session's stdio or
- * its own, and /proc/PID/fd of processes outside is refused already.
- */
-static __always_inline int sbx_chan_open(struct file *file, __u64 owner)
-{
-	struct vfsmount *mnt;
-	struct sbx_session *s;
-	struct sbx_file_io *io;
-	__u64 cgid = 0;
-	bool mq;
-
-	s = sbx_session_lookup(&cgid);
-	if (!s)
-		return 0;
-	mnt = file->f_path.mnt;
-	mq = sbx_is_mqueue(file->f_inode);
-	if (!mq && sbx_internal_mount(mnt))
-		return 0;
-	sbx_stat_inc(SBX_STAT_CHECKS);
-	if (owner == cgid)
-		return 0;
-	if (mq)
-		return sbx_file_refuse(s, cgid, mnt, file->f_path.dentry, SBX_ACC_CONNECT,
-				       SBX_OP_IPC, SBX_RULE_IPC_OUTSIDE);
-	io = sbx_file_io_get(s, cgid, mnt, file->f_path.dentry, SBX_ACCBIT(SBX_ACC_CONNECT),
-			     (file->f_mode & FMODE_WRITE) ? SBX_OP_OPEN_WRITE : SBX_OP_OPEN_READ);
-	if (!io)
-		return -EPERM;
-	sbx_file_walk(io);
-	if (io->v[SBX_ACC_CONNECT] <= SBX_V_ALLOW)
-		return 0;
-	if (io->rule[SBX_ACC_CONNECT] == SBX_RULE_LISTENER_OUTSIDE)
-		io->rule[SBX_ACC_CONNECT] = SBX_RULE_IPC_OUTSIDE;	/* the default */
-	return sbx_file_report(io);
-}
-
-SEC("lsm/file_open")
-int BPF_PROG(sbx_fifo_open, struct file *file, int ret)
-{
-	__u64 *owner;
-
-	if (ret)
-		return ret;
-	if (!sbx_is_chan(file->f_inode) || !sbx_maybe_in_session())
-		return 0;
-	owner = bpf_inode_storage_get(&sbx_chan_owner, file->f_inode, 0, 0);
-	return sbx_chan_open(file, owner ? *owner : 0);
-}
-
-/*
  * The landlock tier has no inode storage: the maker of a FIFO is kept by
  * the inode's address (sbx_fifo_maker), written when vfs_mknod returns
  * with the FIFO in place (overlayfs calls it twice, for the overlay
@@ -313,22 +242,6 @@ int BPF_PROG(sbx_ll_fifo_made, void *idmap, struct inode *dir, struct dentry *de
 	if (bpf_map_update_elem(&sbx_fifo_maker, &k, &m, BPF_ANY))
 		sbx_stat_inc(SBX_STAT_ERRORS);	/* it stays outside: refused */
 	return 0;
-}
-
-/* a map lookup, no socket storage: one fmod_ret program does it all */
-SEC("fmod_ret/security_file_open")
-int BPF_PROG(sbx_ll_fifo_open, struct file *file, int ret)
-{
-	struct sbx_fifo_maker *m;
-	__u64 k;
-
-	if (ret)
-		return ret;
-	if (!sbx_is_chan(file->f_inode) || !sbx_maybe_in_session())
-		return 0;
-	k = (__u64)file->f_inode;
-	m = bpf_map_lookup_elem(&sbx_fifo_maker, &k);
-	return sbx_chan_open(file, m && m->ino == file->f_inode->i_ino ? m->cgid : 0);
 }
 
 /* ---- kernel keys ------------------------------------------------------------ */

@@ -638,6 +638,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 	struct build b = { .c = c, .abi = abi, .all = sbx_landlock_all_rights(abi),
 			   .kernel_decides = opts && opts->kernel_decides };
 	struct scan sc = { .c = c, .hot = &b.hot };
+	struct strset uniq = { 0 };
 	struct stat st;
 	int err = 0;
 
@@ -665,19 +666,28 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 		add_hot(&b.hot, p->sources[i]);
 	add_pseudofs(&b.hot);
 	sc.max = opts && opts->scan_max ? opts->scan_max : SBX_LANDLOCK_SCAN_MAX;
-	for (size_t i = 0; opts && i < opts->n_scan_roots && !sc.truncated; i++) {
+	/* each tree once: PATH names /usr/bin and /bin, which most systems
+	 * have made one directory, and the project is usually in the home.
+	 * Sorted, an ancestor comes before everything below it. */
+	for (size_t i = 0; opts && i < opts->n_scan_roots; i++) {
 		char *r = realpath(opts->scan_roots[i], NULL);
 
-		if (!r)
-			continue;	/* a root that does not exist holds nothing */
-		if (!strcmp(r, "/")) {
-			free(r);
-			continue;	/* the whole tree: callers name real roots */
-		}
-		scan_dir(&sc, r, 1);
-		set_add(&b.roots, r);
+		/* a root that does not exist holds nothing; "/" is the whole
+		 * tree: callers name real roots */
+		if (r && strcmp(r, "/"))
+			set_add(&uniq, r);
 		free(r);
 	}
+	set_finish(&uniq);
+	for (size_t i = 0; i < uniq.n && !sc.truncated; i++) {
+		if (below_root(&b, uniq.v[i]))
+			continue;
+		scan_dir(&sc, uniq.v[i], 1);
+		set_add(&b.roots, uniq.v[i]);
+	}
+	if (uniq.oom)
+		b.hot.oom = true;	/* a root left out would hide its names */
+	set_free(&uniq);
 	if (sc.truncated) {
 		if (why && asprintf(why, "more than %zu entries (or %d levels) below the scan "
 				    "roots: a name rule beyond them would not hold", sc.max,
