@@ -159,26 +159,17 @@ int BPF_PROG(sbx_sb_umount, struct vfsmount *mnt, int flags, int ret)
 /* The landlock tier's sessions cannot mount (run's seccomp filter), but
  * a mount change outside moves what paths reach there too, and the tier's
  * cached verdicts trust SBX_EPOCH_RENAME as the full tier's do. */
-SEC("fentry/security_sb_mount")
-int BPF_PROG(sbx_ll_sb_mount)
-{
-	sbx_names_changed(false);
-	return 0;
-}
+#define SBX_LL_MOUNT_SEEN(name, fn)		\
+	SEC("fentry/" #fn)			\
+	int BPF_PROG(name)			\
+	{					\
+		sbx_names_changed(false);	\
+		return 0;			\
+	}
 
-SEC("fentry/security_move_mount")
-int BPF_PROG(sbx_ll_move_mount)
-{
-	sbx_names_changed(false);
-	return 0;
-}
-
-SEC("fentry/security_sb_umount")
-int BPF_PROG(sbx_ll_sb_umount)
-{
-	sbx_names_changed(false);
-	return 0;
-}
+SBX_LL_MOUNT_SEEN(sbx_ll_sb_mount, security_sb_mount)
+SBX_LL_MOUNT_SEEN(sbx_ll_move_mount, security_move_mount)
+SBX_LL_MOUNT_SEEN(sbx_ll_sb_umount, security_sb_umount)
 
 SEC("lsm/sb_pivotroot")
 int BPF_PROG(sbx_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)

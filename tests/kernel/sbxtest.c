@@ -62,6 +62,13 @@ static int report(int rc)
 	return 1;
 }
 
+/* "WHAT: ERR EXXX" for a step of a loop that failed */
+static int report_at(const char *what, int rc)
+{
+	printf("%s: ", what);
+	return report(rc);
+}
+
 static int open_flags(const char *m)
 {
 	if (!m || !strcmp(m, "r"))
@@ -1636,23 +1643,23 @@ int main(int argc, char **argv)
 
 			fd = open(pa, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
 			if (fd < 0 || write(fd, "a\n", 2) != 2 || fstat(fd, &sa))
-				{ printf("%s: ", "a.txt"); return report(errno); }
+				return report_at("a.txt", errno);
 			close(fd);
 			for (int r = 0; r < 2; r++) {
 				fd = open(pa, O_RDONLY | O_CLOEXEC);
 				if (fd < 0)
-					{ printf("%s: ", "read a.txt"); return report(errno); }
+					return report_at("read a.txt", errno);
 				close(fd);
 			}
 			if (unlink(pa))
-				{ printf("%s: ", "unlink a.txt"); return report(errno); }
+				return report_at("unlink a.txt", errno);
 			/* a grace period, so that the inode's memory is free
 			 * for the next one (destroy_inode frees it by RCU) */
 			syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 			usleep(1000);
 			fd = open(pb, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
 			if (fd < 0 || write(fd, "KEY\n", 4) != 4 || fstat(fd, &sb))
-				{ printf("%s: ", "b.pem"); return report(errno); }
+				return report_at("b.pem", errno);
 			close(fd);
 			same += sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
 			fd = open(pb, O_RDONLY | O_CLOEXEC);
@@ -1663,7 +1670,7 @@ int main(int argc, char **argv)
 				denied++;
 			}
 			if (unlink(pb))
-				{ printf("%s: ", "unlink b.pem"); return report(errno); }
+				return report_at("unlink b.pem", errno);
 		}
 		printf("DENIED %ld LEAKED %ld SAME_INO %ld\n", denied, leaked, same);
 		return 0;

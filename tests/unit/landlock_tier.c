@@ -29,6 +29,20 @@
 
 /* Load and compile yaml, print its diagnostics, and make its plan for the
  * running ABI with these scan roots; NULL (nothing to free) on failure. */
+/* the plan of p, or false with the reason printed (what: which plan) */
+static bool plan_or_say(struct sbx_policy *p, struct sbx_compiled *c,
+			const struct sbx_landlock_opts *opts, struct sbx_landlock_plan *plan,
+			const char *what)
+{
+	char *why = NULL;
+	int rc = sbx_landlock_plan(p, c, sbx_landlock_abi(), opts, plan, &why);
+
+	if (rc)
+		printf("  landlock plan%s: %s\n", what, why ? why : "?");
+	free(why);
+	return !rc;
+}
+
 static struct sbx_policy *plan_for(const char *yaml, const char *home, const char *proj,
 				   const char *const *roots, size_t n_roots,
 				   struct sbx_compiled *c, struct sbx_landlock_plan *plan)
@@ -36,15 +50,12 @@ static struct sbx_policy *plan_for(const char *yaml, const char *home, const cha
 	struct sbx_landlock_opts opts = { .scan_roots = roots, .n_scan_roots = n_roots };
 	struct sbx_diags d = { 0 };
 	struct sbx_policy *p = pt_compile(yaml, home, proj, c, &d);
-	char *why = NULL;
 
 	sbx_diags_print(&d, stdout);
 	sbx_diags_free(&d);
 	if (!p)
 		return NULL;
-	if (sbx_landlock_plan(p, c, sbx_landlock_abi(), &opts, plan, &why)) {
-		printf("  landlock plan: %s\n", why ? why : "?");
-		free(why);
+	if (!plan_or_say(p, c, &opts, plan, "")) {
 		sbx_compiled_free(c);
 		sbx_policy_free(p);
 		return NULL;
@@ -599,19 +610,15 @@ static struct sbx_policy *plans_for(const char *yaml, const char *home, const ch
 	struct sbx_landlock_opts opts = { .kernel_decides = true, .scan_roots = &root,
 					  .n_scan_roots = 1 };
 	struct sbx_policy *p = plan_for(yaml, home, proj, &root, 1, c, without);
-	char *why = NULL;
 
 	if (!p)
 		return NULL;
-	if (sbx_landlock_plan(p, c, sbx_landlock_abi(), &opts, with, &why)) {
-		printf("  landlock plan (kernel decides): %s\n", why ? why : "?");
-		free(why);
+	if (!plan_or_say(p, c, &opts, with, " (kernel decides)")) {
 		sbx_landlock_plan_free(without);
 		sbx_compiled_free(c);
 		sbx_policy_free(p);
 		return NULL;
 	}
-	free(why);
 	return p;
 }
 
