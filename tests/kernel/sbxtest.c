@@ -1609,6 +1609,13 @@ int main(int argc, char **argv)
 		json_decref(j);
 		return 0;
 	}
+	if (!strcmp(c, "tcflow") && n == 2) {
+		/* tcflow FD off|on: stop or restart output to a terminal, as ^S
+		 * and ^Q do */
+		int act = !strcmp(a[1], "off") ? TCOOFF : TCOON;
+
+		return tcflow(atoi(a[0]), act) ? report(errno) : 0;
+	}
 	if (!strcmp(c, "open-loop") && n >= 2) {
 		/* open-loop PATH N: N read opens; prints "EPERM <count> OK <count>" */
 		long k = atol(a[1]), eperm = 0, ok = 0;

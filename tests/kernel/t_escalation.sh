@@ -256,6 +256,25 @@ test_approval_after_another_session_of_the_project_ended() {
 # session was started from is told that a person is asked: one line per
 # request, not per retry; and nothing is written where stderr is not a
 # terminal (a log file stays the program's own).
+# A terminal that cannot take the line when the request is filed (output
+# stopped, as ^S does) gets it once it takes output again: the daemon
+# holds it and tries from its timer, never blocking on the terminal.
+test_a_stopped_terminal_is_told_when_it_resumes() {
+	aws_fixture
+	rm -f /tmp/esc-stop.out /tmp/esc-stop.loop
+	as_user script -qfec "$SBX run --policy $POL/ask.yaml --project $PROJ -- sh -c '
+		$SBXT tcflow 2 off
+		$SBXT open-loop $THOME/.aws/credentials 5 >/tmp/esc-stop.loop
+		sleep 2
+		$SBXT tcflow 2 on
+		for i in \$(seq 100); do grep -q \"waiting for [a] person\" /tmp/esc-stop.out && break; sleep 0.1; done'" \
+		/tmp/esc-stop.out </dev/null >/dev/null || true
+	id=$(one_pending)
+	grep -q "EPERM 5 OK 0" /tmp/esc-stop.loop || fail "the loop: $(cat /tmp/esc-stop.loop 2>&1)"
+	n=$(grep -c "bpfsbx: request $id is waiting for a person's decision" /tmp/esc-stop.out || true)
+	[ "$n" = 1 ] || fail "told $n times, want 1: $(cat -v /tmp/esc-stop.out)"
+}
+
 test_the_sessions_terminal_is_told_once_per_request() {
 	aws_fixture
 	rm -f /tmp/esc-tty.out /tmp/esc-notty.err

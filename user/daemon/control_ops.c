@@ -171,9 +171,9 @@ static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json
 		free(err);
 		return with_diags(r, diags);
 	}
-	sbx_info("session %s started for pid %d uid %u (%s)", s->name, (int)c->pid, c->uid,
-		 s->policy_path);
 	sbx_notice_adopt(s, c->passed_fd);	/* run's stderr, when a terminal */
+	sbx_info("session %s started for pid %d uid %u (%s)%s", s->name, (int)c->pid, c->uid,
+		 s->policy_path, s->notice_fd > 0 ? ", its requests told on its terminal" : "");
 	if (d->embedded && !d->embedded_child)
 		d->embedded_child = c->pid;
 	return with_diags(json_pack("{s:b,s:s,s:I,s:s,s:I,s:s,s:i,s:b}", "ok", 1, "session",

@@ -36,6 +36,7 @@
 #include "user/daemon/events.h"
 #include "user/daemon/grants.h"
 #include "user/daemon/loop.h"
+#include "user/daemon/notice.h"
 #include "user/daemon/learned.h"
 #include "user/daemon/machine_live.h"
 #include "user/daemon/metrics.h"
@@ -561,8 +562,10 @@ static void on_timer(struct sbx_daemon *d)
 	sbx_learned_expire(d);
 	/* a user-scope MCP server a session wrote must be gone before the
 	 * person's next `claude`, not at the session's end */
-	for (struct sbx_session_rt *s = d->sessions; s; s = s->next)
+	for (struct sbx_session_rt *s = d->sessions; s; s = s->next) {
 		sbx_claude_json_watch(s);
+		sbx_notice_retry(s);
+	}
 	if (++ticks % 5)
 		return;
 	sbx_learned_flush(d);

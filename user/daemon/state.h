@@ -132,6 +132,9 @@ struct sbx_session_rt {
 	struct sbx_audit *audit;
 	int events_wd, done_wd;
 	int notice_fd;		/* run's terminal (notice.c); 0: none (a dup is >= 3) */
+	char *notice_held;	/* lines the terminal had no room for yet */
+	size_t notice_held_len;
+	unsigned notice_tries;
 	/* ~/.claude.json as last checked (claude_json.c): device, inode,
 	 * size and mtime, so that a tick costs one fstatat */
 	struct sbx_cj_seen {
