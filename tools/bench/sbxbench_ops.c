@@ -12,7 +12,9 @@
  * Operations: getppid, open and stat (--path), the same on the guest's
  * ext4 image and on a tmpfs (open_ext4, stat_ext4, open_tmpfs,
  * stat_tmpfs: their own names, so that each is a row; --path says where),
- * exec, tcp and udp over loopback, tcp_to (--path ADDR: a listener of its
+ * exec, tcp and udp over loopback, tcp_send (64 bytes on a connected TCP
+ * socket: every write to a socket), udp_recv (recvfrom with the sender's
+ * address, from a connected sender), tcp_to (--path ADDR: a listener of its
  * own on ADDR, which must be on lo), and dns (--path SERVER,PORT,NAME: an
  * A query over UDP and its answer, built and read by ldns).
  *
@@ -205,6 +207,63 @@ static int op_udp(struct op_ctx *c, uint64_t n)
 	return 0;
 }
 
+/* a connected pair over loopback: sfd sends, rfd receives */
+static int tcp_send_setup(struct op_ctx *c)
+{
+	int rc = tcp_setup(c);
+
+	if (rc)
+		return rc;
+	c->sfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->sfd < 0 || connect(c->sfd, (struct sockaddr *)&c->addr, sizeof(c->addr)))
+		return -errno;
+	c->rfd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
+	return c->rfd < 0 ? -errno : 0;
+}
+
+/* send(64 B) on the connected socket; the receiver drains every 32 */
+static int op_tcp_send(struct op_ctx *c, uint64_t n)
+{
+	char buf[4096] = "sbxbench";
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (send(c->sfd, buf, 64, 0) != 64)
+			return -errno;
+		if ((i & 31) == 31 || i + 1 == n)
+			while (recv(c->rfd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+				;
+	}
+	return 0;
+}
+
+/* the udp pair with the sender connected: its sends run no sock_addr
+ * program, so the receiver's recvfrom (which asks for the address) is
+ * what changes */
+static int udp_recv_setup(struct op_ctx *c)
+{
+	int rc = udp_setup(c);
+
+	if (rc)
+		return rc;
+	return connect(c->sfd, (struct sockaddr *)&c->addr, sizeof(c->addr)) ? -errno : 0;
+}
+
+static int op_udp_recv(struct op_ctx *c, uint64_t n)
+{
+	char buf[64] = "sbxbench";
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+
+		if (send(c->sfd, buf, 16, 0) != 16)
+			return -errno;
+		if (recvfrom(c->rfd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl) != 16)
+			return -errno;
+	}
+	return 0;
+}
+
 /* dns --path SERVER,PORT,NAME: the query is built once; each iteration
  * sends it and reads the answer, which must be NOERROR with an answer */
 static int dns_setup(struct op_ctx *c)
@@ -286,6 +345,8 @@ static const struct op_def ops[] = {
 	{ "exec", NULL, op_exec, "/bin/true" },
 	{ "tcp", tcp_setup, op_tcp, NULL },
 	{ "udp", udp_setup, op_udp, NULL },
+	{ "tcp_send", tcp_send_setup, op_tcp_send, NULL },
+	{ "udp_recv", udp_recv_setup, op_udp_recv, NULL },
 	{ "tcp_to", tcp_to_setup, op_tcp, NULL },
 	{ "dns", dns_setup, op_dns, NULL },
 };

@@ -278,7 +278,8 @@ static void target(struct out *o, const char *name, const char *measured, const 
 }
 
 static const char *const op_names[] = { "open", "stat", "exec", "tcp", "udp", "getppid",
-					"open_ext4", "stat_ext4", "open_tmpfs", "stat_tmpfs" };
+					"open_ext4", "stat_ext4", "open_tmpfs", "stat_tmpfs",
+					"tcp_send", "udp_recv" };
 static const char *const op_desc[] = {
 	"open+close, file 10 directories deep in the project",
 	"stat of that file",
@@ -290,6 +291,8 @@ static const char *const op_desc[] = {
 	"stat of that file",
 	"open+close of the same kind of file on a tmpfs",
 	"stat of that file",
+	"send of 64 bytes on a connected TCP socket, loopback",
+	"recvfrom with the sender's address, UDP, loopback (connected sender)",
 };
 #define N_OPS (sizeof(op_names) / sizeof(op_names[0]))
 
