@@ -269,6 +269,7 @@ enum sbx_policy_flags {
 						 * opens in BPF (files.bpf.c): asks, audits,
 						 * name-rule denies, hard-linked denied files,
 						 * a reload (policy/compile.c, sessions.c) */
+	SBX_PF_ALLOW_PING	= 1u << 11,	/* ICMP echo sockets (destinations unchecked) */
 };
 
 /* AF_NETLINK protocols a session may open unless its policy adds more:
@@ -555,6 +556,8 @@ enum sbx_builtin_rule {
 	SBX_RULE_INBOUND_PORT	= SBX_RULE_BUILTIN + 24,/* network.inbound_ports */
 	SBX_RULE_LANDLOCK	= SBX_RULE_BUILTIN + 25,/* the landlock tier's plan, stricter
 							 * than the policy here */
+	SBX_RULE_SOCKET_OUTSIDE	= SBX_RULE_BUILTIN + 26,/* an IP socket made outside the
+							 * session, passed in */
 	SBX_RULE_BUILTIN_END,	/* one past the last: new built-in rules go above */
 };
 

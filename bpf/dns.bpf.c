@@ -322,30 +322,93 @@ static __always_inline int sbx_lo_check6(struct bpf_sock_addr *ctx, const __u32 
 	return sbx_lo_decide(ctx, &t, sizeof(t.ipv6), &d);
 }
 
-/* ---- the fallback tier: destinations decided here ------------------------ */
+/* ---- destinations decided here ------------------------------------------ */
 
 /*
- * Where BPF-LSM is off (the loader sets sbx_cgroup_decides), no LSM hook
- * decides a destination before these programs run, so they decide it
- * themselves, as sbx_check_one() does on the full tier: the DNS paths
- * around the daemon, then the CIDR and port rules with what the session
- * learned, then a person's grant. 1 lets the connect or send go on, 0
- * refuses it (EPERM), with the event.
+ * A session's datagram is decided only here, on both tiers: udp_sendmsg
+ * runs these programs for every destination given to sendto, sendmsg
+ * and each message of sendmmsg, with the address the kernel will use
+ * (sin_addr of an AF_UNSPEC sockaddr, the IPv4 address of a v4-mapped
+ * one), and no LSM hook needs to run on every write to every socket of
+ * the machine for it. Connects are decided here too: on the full tier
+ * lsm/socket_connect decided first (it sees every protocol), and TCP
+ * Fast Open (sendto with MSG_FASTOPEN) reaches only this program, through
+ * pre_connect. These programs run for the sockets made in a session
+ * (their cgroup's); one made elsewhere never enters a session
+ * (file_receive, run).
+ *
+ * The DNS paths around the daemon, then the CIDR and port rules with what
+ * the session learned, then a person's grant. 1 lets the connect or send
+ * go on, 0 refuses it (EPERM), with the event.
+ *
+ * A stream of datagrams to one peer costs one storage lookup: the
+ * socket's last allowed destination (sbx_dcache), kept under
+ * SBX_EPOCH_NET, for the session that decided it, until the learned
+ * address it relied on expires.
  */
+/*
+ * A session's first datagram gives its socket a port: whose is recorded
+ * here (sbx_sk_owner), as bind and listen record it (network.bpf.c).
+ * 0 (refused) when it cannot be: the session's own socket would
+ * otherwise count as an outside listener.
+ */
+static __always_inline int sbx_cg_mark_owner(struct bpf_sock_addr *ctx, __u64 cgid)
+{
+	__u64 *o = sbx_sk_storage_make(&sbx_sk_owner, ctx->sk);
+
+	if (!o) {
+		sbx_stat_inc(SBX_STAT_ERRORS);
+		return 0;
+	}
+	sbx_owner_set(o, cgid, ctx->protocol);
+	return 1;
+}
+
+/* a session's DNS datagram, redirected and never remembered: its socket
+ * is marked on each one */
+static __always_inline int sbx_cg_own_dns(struct bpf_sock_addr *ctx, __u16 op)
+{
+	__u64 cgid;
+
+	if (op != SBX_OP_SENDMSG)
+		return 1;
+	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
+	if (!cgid || !bpf_map_lookup_elem(&sbx_sessions, &cgid))
+		return 1;
+	return sbx_cg_mark_owner(ctx, cgid);
+}
+
 static __always_inline int sbx_cg_dest(struct bpf_sock_addr *ctx, struct sbx_dest *d, __u16 op)
 {
 	__u64 cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level), expires = ~0ull;
+	struct sbx_dcache *c = NULL;
 	struct sbx_session *s;
+	__u64 epoch = 0;
 	__u32 rule = 0;
 	__u8 v;
 
 	if (!cgid)
 		return 1;
+	d->proto = ctx->protocol;
+	if (op == SBX_OP_SENDMSG) {
+		/* read before anything is decided: the daemon moves it after
+		 * it changes what a decision reads, a session's entry too */
+		epoch = sbx_read_epoch(SBX_EPOCH_NET);
+		c = bpf_sk_storage_get(&sbx_dcache, ctx->sk, 0, 0);
+		if (c && sbx_dcache_hit(c, cgid, d, epoch)) {
+			sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
+			return 1;
+		}
+	}
 	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
 	if (!s)
 		return 1;
+	/* its first datagram binds an unbound socket: whose port it is must
+	 * be known before anyone can send to it (a remembered destination
+	 * means this ran before) */
+	if (op == SBX_OP_SENDMSG && !sbx_cg_mark_owner(ctx, cgid))
+		return 0;
 	sbx_stat_inc(SBX_STAT_CHECKS);
-	d->proto = ctx->protocol;
 	if (sbx_dns_bypass(d->family, d->addr, d->port)) {
 		v = SBX_V_DENY;
 		rule = SBX_RULE_DNS_PATH;
@@ -353,8 +416,16 @@ static __always_inline int sbx_cg_dest(struct bpf_sock_addr *ctx, struct sbx_des
 		v = sbx_net_decide(s, cgid, d, &rule, &expires);
 	}
 	sbx_net_grant(s, cgid, d, &v, &rule);
-	if (v <= SBX_V_ALLOW)
+	if (v <= SBX_V_ALLOW) {
+		if (op == SBX_OP_SENDMSG) {
+			if (!c)
+				c = bpf_sk_storage_get(&sbx_dcache, ctx->sk, 0,
+						       BPF_SK_STORAGE_GET_F_CREATE);
+			if (c)
+				sbx_dcache_put(c, cgid, d, epoch, expires);
+		}
 		return 1;
+	}
 	return sbx_sock_addr_event(s, cgid, op, 0, d, v, rule);
 }
 
@@ -362,8 +433,6 @@ static __always_inline int sbx_cg_dest4(struct bpf_sock_addr *ctx, __u32 a, __u1
 {
 	struct sbx_dest d = { .family = AF_INET };
 
-	if (!sbx_cgroup_decides)
-		return 1;
 	d.port = bpf_ntohs(ctx->user_port);
 	d.w[0] = a;
 	return sbx_cg_dest(ctx, &d, op);
@@ -373,45 +442,17 @@ static __always_inline int sbx_cg_dest6(struct bpf_sock_addr *ctx, const __u32 a
 {
 	struct sbx_dest d = { .family = AF_INET6 };
 
-	if (!sbx_cgroup_decides)
-		return 1;
 	d.port = bpf_ntohs(ctx->user_port);
 	__builtin_memcpy(d.addr, a, 16);
 	return sbx_cg_dest(ctx, &d, op);
-}
-
-/*
- * The landlock tier: a session's first datagram gives its socket a port,
- * and no LSM hook records whose (network.bpf.c's sbx_mark_owner) there.
- * 0 (refused) when it cannot be recorded: the session's own socket would
- * otherwise count as an outside listener.
- */
-static __always_inline int sbx_cg_mark_owner(struct bpf_sock_addr *ctx, __u16 op)
-{
-	__u64 cgid, *o;
-
-	if (!sbx_cgroup_decides || op != SBX_OP_SENDMSG)
-		return 1;
-	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
-	if (!cgid || !bpf_map_lookup_elem(&sbx_sessions, &cgid))
-		return 1;
-	o = sbx_sk_storage_make(&sbx_sk_owner, ctx->sk);
-	if (!o) {
-		sbx_stat_inc(SBX_STAT_ERRORS);
-		return 0;
-	}
-	sbx_owner_set(o, cgid, ctx->protocol);
-	return 1;
 }
 
 static __always_inline int sbx_addr4(struct bpf_sock_addr *ctx, __u16 op)
 {
 	__u32 a = ctx->user_ip4;
 
-	if (!sbx_cg_mark_owner(ctx, op))
-		return 0;
 	if (sbx_dns_wanted(ctx))
-		return sbx_dns_redirect4(ctx);
+		return sbx_cg_own_dns(ctx, op) ? sbx_dns_redirect4(ctx) : 0;
 	if (!sbx_cg_dest4(ctx, a, op))
 		return 0;
 	return sbx_lo4(a) ? sbx_lo_check4(ctx, a, op) : 1;
@@ -421,10 +462,8 @@ static __always_inline int sbx_addr6(struct bpf_sock_addr *ctx, __u16 op)
 {
 	__u32 a[4];
 
-	if (!sbx_cg_mark_owner(ctx, op))
-		return 0;
 	if (sbx_dns_wanted(ctx))
-		return sbx_dns_redirect6(ctx);
+		return sbx_cg_own_dns(ctx, op) ? sbx_dns_redirect6(ctx) : 0;
 	a[0] = ctx->user_ip6[0];
 	a[1] = ctx->user_ip6[1];
 	a[2] = ctx->user_ip6[2];

@@ -400,10 +400,46 @@ SBX_TWINS(path_rename, path_rename,
 	  const struct path *new_dir, struct dentry *new_dentry, unsigned int flags)
 
 /*
+ * An IPv4 or IPv6 socket made in another session or outside: the cgroup
+ * programs that decide its datagrams and Fast Open connects (dns.bpf.c)
+ * are its maker's cgroup's, so in this session it would send anywhere.
+ * Refused; a session makes its own.
+ */
+static __always_inline int sbx_receive_socket(struct file *file)
+{
+	struct socket *sock = BPF_CORE_READ((struct file *)file, private_data);
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	struct sbx_session *s;
+	struct sbx_event *e;
+	__u64 cgid = 0;
+	__u16 fam;
+
+	if (!sk)
+		return 0;
+	fam = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (fam != AF_INET && fam != AF_INET6)
+		return 0;
+	s = sbx_session_lookup(&cgid);
+	if (!s || sbx_sock_session(sk) == cgid)
+		return 0;
+	sbx_count_verdict(SBX_V_DENY);
+	e = sbx_event_begin(s, cgid, SBX_OP_FILE_RECEIVE, SBX_V_DENY, SBX_RULE_SOCKET_OUTSIDE,
+			    -EPERM);
+	if (!e)
+		return -EPERM;
+	e->family = fam;
+	e->proto = BPF_CORE_READ(sk, sk_protocol);
+	sbx_event_describe(0, 0);
+	sbx_event_send(e);
+	return -EPERM;
+}
+
+/*
  * A file descriptor passed in over a unix socket (SCM_RIGHTS) was opened
  * by someone else, outside the session, and never went through
  * file_open here: receiving it is opening it. A terminal is decided by
- * whose it is (sbx_tty.h), on both tiers.
+ * whose it is (sbx_tty.h), on both tiers; an IP socket by where it was
+ * made.
  */
 static __always_inline int sbx_receive(struct file *file, bool ll)
 {
@@ -413,6 +449,8 @@ static __always_inline int sbx_receive(struct file *file, bool ll)
 
 	if (!sbx_maybe_in_session())
 		return 0;
+	if ((file->f_inode->i_mode & S_IFMT) == S_IFSOCK)
+		return sbx_receive_socket(file);
 	if (sbx_is_chr(file->f_inode)) {
 		ret = sbx_tty_check(file, file->f_inode, SBX_OP_FILE_RECEIVE, true, ll);
 		if (ret)

@@ -1,26 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * network.bpf.c - where a session may connect or send.
+ * network.bpf.c - where a session may connect, and which ports it holds.
  *
- * connect() alone can be bypassed: an unconnected UDP sendto() and TCP
- * Fast Open (sendto with MSG_FASTOPEN) reach only socket_sendmsg, so the
- * destination given to sendmsg is checked the same way. A destination is
- * read as the socket's own family reads it, not by its sa_family alone:
- * udp_sendmsg() sends an AF_UNSPEC address to its sin_addr, a dual-stack
- * IPv6 socket connects to an AF_INET address, and an address these hooks
- * cannot read is refused. IPv4-mapped IPv6 destinations (::ffff:a.b.c.d)
- * are checked as the IPv4 address they are. One LPM lookup per family
- * finds the most specific prefix; its value already holds the port rules
- * of every covering prefix (the compiler pushes them down), so the scan
- * below is first-match.
+ * lsm/socket_connect decides every connect of a session, of any
+ * protocol; a datagram's destination, and TCP Fast Open's (sendto with
+ * MSG_FASTOPEN), are decided by the cgroup programs (dns.bpf.c), which
+ * the kernel runs for exactly those and only for sockets made in a
+ * session, so that no program runs on every sendmsg and write of the
+ * machine. A destination is read as the socket's own family reads it,
+ * not by its sa_family alone: a dual-stack IPv6 socket connects to an
+ * AF_INET address, and an address these hooks cannot read is refused.
+ * IPv4-mapped IPv6 destinations (::ffff:a.b.c.d) are checked as the IPv4
+ * address they are. One LPM lookup per family finds the most specific
+ * prefix; its value already holds the port rules of every covering
+ * prefix (the compiler pushes them down), so the scan below is
+ * first-match.
  */
 #include "sbx_file.h"	/* unix sockets are files */
 #include "sbx_dns.h"	/* names: DNS redirect, learned addresses */
 #include "sbx_net.h"	/* the destination rules */
-
-#define SOCK_STREAM	1
-#define SOCK_DGRAM	2
-#define SOCK_RAW	3
 
 #define SCTP_SOCKOPT_BINDX_ADD	100
 #define SCTP_SOCKOPT_BINDX_REM	101
@@ -64,13 +62,13 @@ static __always_inline void sbx_dest_v6(const struct sockaddr_in6 *sin6, struct 
 }
 
 /*
- * Parse a kernel copy of a sockaddr given to a socket of family sk_family
- * and type sk_type. 0: a destination to check; 1: nothing to check (a
+ * Parse a kernel copy of a sockaddr given to connect a socket of family
+ * sk_family. 0: a destination to check; 1: nothing to check (a
  * disconnect, a family with no addresses of its own to check);
  * -1: a destination that cannot be read (refused).
  */
-static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool sendmsg,
-					  struct sockaddr *sa, int len, struct sbx_dest *d)
+static __always_inline int sbx_parse_dest(__u16 sk_family, struct sockaddr *sa, int len,
+					  struct sbx_dest *d)
 {
 	union sbx_sa u;		/* 8-aligned for the words: larger than sin6 */
 	int got = sizeof(u.sin6);
@@ -96,19 +94,10 @@ static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool s
 	if (len > got)
 		len = got;	/* bytes not read count as not given */
 	family = u.sa.sa_family;
-	/* connect(AF_UNSPEC) disconnects; an IPv4 socket's sendto sends an
-	 * AF_UNSPEC address to its sin_addr, as a raw IPv6 socket does to
-	 * its sin6_addr (an IPv6 UDP socket ignores it) */
-	if (family == AF_UNSPEC) {
-		if (!sendmsg)
-			return 1;
-		if (sk_family == AF_INET)
-			family = AF_INET;
-		else if (sk_type == SOCK_RAW)
-			family = AF_INET6;
-		else
-			return 1;
-	} else if (family == AF_INET6 && sk_family != AF_INET6) {
+	/* connect(AF_UNSPEC) disconnects */
+	if (family == AF_UNSPEC)
+		return 1;
+	if (family == AF_INET6 && sk_family != AF_INET6) {
 		return -1;
 	}
 	if (family == AF_INET) {
@@ -124,16 +113,6 @@ static __always_inline int sbx_parse_dest(__u16 sk_family, __u16 sk_type, bool s
 		return 0;
 	}
 	return -1;
-}
-
-/* Read from the socket where it is used, not passed in as a sock: the
- * verifier must see the kernel's pointer, checked for NULL, not a value
- * the compiler kept in a register. */
-static __always_inline struct sbx_dcache *sbx_dcache_of(struct socket *so, __u64 flags)
-{
-	struct sock *sk = so->sk;
-
-	return sk ? bpf_sk_storage_get(&sbx_dcache, sk, 0, flags) : NULL;
 }
 
 /*
@@ -335,14 +314,9 @@ int BPF_PROG(sbx_ll_socket_listen, struct socket *sock, int backlog, int ret)
 	return ret ?: sbx_ll_take(sock, sbx_ll_in_session());
 }
 
-/*
- * The verdict for one destination of a session's socket, with the event.
- * csock: a datagram socket whose allowed destination may be remembered
- * (sbx_dcache), or NULL.
- */
+/* The verdict for one destination of a session's socket, with the event. */
 static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, struct sock *sk,
-					 int rc, struct sbx_dest *d, __u8 proto, __u16 op,
-					 struct socket *csock, __u64 epoch)
+					 int rc, struct sbx_dest *d, __u8 proto, __u16 op)
 {
 	struct sbx_event *e;
 	__u64 expires = ~0ull;
@@ -352,17 +326,12 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 
 	if (rc > 0)
 		return 0;
+	sbx_stat_inc(SBX_STAT_CHECKS);
 	if (rc < 0) {
-		sbx_stat_inc(SBX_STAT_CHECKS);
 		v = SBX_V_DENY;
 		rule = SBX_RULE_DEST_UNPARSED;
 	} else {
 		d->proto = proto;
-		sbx_stat_inc(SBX_STAT_CHECKS);
-		/* its first datagram binds an unbound socket (a remembered
-		 * destination means this ran before) */
-		if (csock && sbx_mark_owner(csock, cgid))
-			return -ENOMEM;
 		/* names (sbx_dns.h): DNS goes to the session's resolver */
 		v = sbx_dns_dest(sk, d->family, d->addr, d->port, proto, cgid, &rule);
 		if (v == SBX_V_ALLOW)
@@ -371,15 +340,8 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 			v = sbx_net_decide(s, cgid, d, &rule, &expires);
 		sbx_net_grant(s, cgid, d, &v, &rule);
 	}
-	if (v <= SBX_V_ALLOW) {
-		if (csock && epoch != ~0ull) {
-			struct sbx_dcache *c = sbx_dcache_of(csock, BPF_SK_STORAGE_GET_F_CREATE);
-
-			if (c)
-				sbx_dcache_put(c, cgid, d, epoch, expires);
-		}
+	if (v <= SBX_V_ALLOW)
 		return 0;
-	}
 
 	ret = sbx_verdict_ret(v);
 	sbx_count_verdict(v);
@@ -396,78 +358,26 @@ static __always_inline int sbx_check_one(struct sbx_session *s, __u64 cgid, stru
 	return ret;
 }
 
-static __always_inline int sbx_check_dest(struct socket *sock, struct sockaddr *sa, int len,
-					  __u16 op)
-{
-	struct socket *csock = NULL;
-	struct sbx_session *s;
-	struct sbx_dest d = {};
-	__u64 cgid, epoch = 0;
-	__u16 fam, type;
-	struct sock *sk;
-	int rc;
-
-	/* both hooks passed the gate */
-	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
-	if (!cgid)
-		return 0;
-	/* the hook's own arguments, loaded as BTF pointers (one instruction
-	 * each) rather than probe-read: this runs for every datagram */
-	sk = sock->sk;
-	if (!sk)
-		return 0;	/* no protocol socket: nothing is sent (6.12 marks it may be NULL) */
-	fam = sk->__sk_common.skc_family;
-	type = sock->type;
-	rc = sbx_parse_dest(fam, type, op == SBX_OP_SENDMSG, sa, len, &d);
-	/* d stays in memory: kept in registers, clang splits its address
-	 * into bytes for the slow path's keys before the hit is tried */
-	asm volatile("" : : "r"(&d) : "memory");
-	/* a datagram's destination may be its socket's last one (sbx_dcache):
-	 * then nothing else is read, not even the session's entry */
-	if (rc == 0 && op == SBX_OP_SENDMSG && type == SOCK_DGRAM) {
-		struct sbx_dcache *c = sbx_dcache_of(sock, 0);
-
-		csock = sock;
-		d.proto = sk->sk_protocol;
-		/* read before anything is decided: the daemon moves it after
-		 * it changes what the decision reads. The session's own entry
-		 * is not read on a hit: the daemon moves the epoch whenever it
-		 * writes one (sbx_session_push_hdr), so an entry stored for
-		 * this cgroup at this epoch was decided under the session's
-		 * current policy. */
-		epoch = sbx_read_epoch(SBX_EPOCH_NET);
-		if (c && sbx_dcache_hit(c, cgid, &d, epoch)) {
-			sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
-			return 0;
-		}
-	}
-	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
-	if (!s)
-		return 0;
-	return sbx_check_one(s, cgid, sk, rc, &d, sk->sk_protocol, op, csock, epoch);
-}
-
 SEC("lsm/socket_connect")
 int BPF_PROG(sbx_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen,
 	     int ret)
 {
-	if (ret || !sbx_maybe_in_session())
-		return ret;
-	return sbx_check_dest(sock, address, addrlen, SBX_OP_CONNECT);
-}
-
-/* A destination given to sendto/sendmsg: unconnected UDP, TCP Fast Open. */
-SEC("lsm/socket_sendmsg")
-int BPF_PROG(sbx_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
-{
-	void *name;
+	struct sbx_session *s;
+	struct sbx_dest d = {};
+	struct sock *sk;
+	__u64 cgid = 0;
+	int rc;
 
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	name = msg->msg_name;
-	if (!name)
+	s = sbx_session_lookup(&cgid);
+	if (!s)
 		return 0;
-	return sbx_check_dest(sock, name, msg->msg_namelen, SBX_OP_SENDMSG);
+	sk = sock->sk;
+	if (!sk)
+		return 0;	/* no protocol socket: nothing connects (6.12 marks it may be NULL) */
+	rc = sbx_parse_dest(sk->__sk_common.skc_family, address, addrlen, &d);
+	return sbx_check_one(s, cgid, sk, rc, &d, sk->sk_protocol, SBX_OP_CONNECT);
 }
 
 /*
@@ -508,21 +418,18 @@ int BPF_PROG(sbx_sctp_bind_connect, struct sock *sk, int optname, struct sockadd
 		if (off >= addrlen)
 			return 0;
 		if (bpf_probe_read_kernel(&af, sizeof(af), (void *)address + off))
-			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT, NULL, 0);
+			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
 		step = af == AF_INET ? (int)sizeof(struct sockaddr_in) :
 		       af == AF_INET6 ? (int)sizeof(struct sockaddr_in6) : 0;
-		if (!step || sbx_parse_dest(fam, SOCK_STREAM, false, (void *)address + off,
-					    addrlen - off, &d) < 0)
-			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT,
-					     NULL, 0);
+		if (!step || sbx_parse_dest(fam, (void *)address + off, addrlen - off, &d) < 0)
+			return sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
 		d.proto = IPPROTO_SCTP;
 		if (sbx_net_decide(s, cgid, &d, &rule, &expires) > SBX_V_ALLOW)
-			return sbx_check_one(s, cgid, sk, 0, &d, IPPROTO_SCTP, SBX_OP_CONNECT,
-					     NULL, 0);
+			return sbx_check_one(s, cgid, sk, 0, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
 		off += step;
 	}
 	return off >= addrlen ? 0 :
-	       sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT, NULL, 0);
+	       sbx_check_one(s, cgid, sk, -1, &d, IPPROTO_SCTP, SBX_OP_CONNECT);
 }
 
 /* ---- unix sockets: decided on the listener ------------------------------ */

@@ -12,6 +12,7 @@
 #include "sbx_tty.h"
 
 #define S_IFIFO			0010000
+#define S_IFSOCK		0140000
 #define S_IFREG			0100000
 #define MQUEUE_MAGIC		0x19800202
 

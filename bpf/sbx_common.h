@@ -51,10 +51,6 @@
 extern const volatile __u32 sbx_session_level;
 /* f_mode bit of overlayfs backing files on kernels that have one (0 on 6.1) */
 extern const volatile __u32 sbx_fmode_backing;
-/* BPF-LSM is off (the fallback tier): the cgroup programs decide each IP
- * destination themselves (dns.bpf.c); 0 on the full tier, where the LSM
- * hooks do and the verifier drops that code */
-extern const volatile __u32 sbx_cgroup_decides;
 
 /*
  * A rename, link or mount change anywhere: cached verdicts may be stale,

@@ -5,10 +5,10 @@
  * resolver, which DNS paths are refused, and what a session's lookups
  * have learned about an address.
  *
- * The LSM hooks run before the cgroup sock_addr programs (connect() calls
- * security_socket_connect() before the protocol's pre_connect, sendmsg()
- * calls security_socket_sendmsg() before udp_sendmsg), so they see the
- * address the program asked for. A port-53 destination passes here only
+ * lsm/socket_connect runs before the cgroup sock_addr programs (connect()
+ * calls security_socket_connect() before the protocol's pre_connect), so
+ * it sees the address the program asked for. A port-53 destination passes
+ * there only
  * when the rewrite that follows is certain: the cgroup programs are
  * attached to the sessions' root, the socket was made in this session (so
  * they run for it), and the session has a resolver. Otherwise the policy

@@ -25,8 +25,8 @@
  * family's module, so a refused family never autoloads (AF_CAN, AF_RXRPC,
  * AF_SMC: rarely used code with a history of kernel bugs). Raw sockets
  * write their own IP headers, so their destinations are not the ones the
- * hooks see; SCTP and MPTCP are checked but off unless the policy turns
- * them on (sandbox: in docs/POLICY.md).
+ * hooks see, nor do ping sockets'; SCTP and MPTCP are checked but off
+ * unless the policy turns them on (sandbox: in docs/POLICY.md).
  */
 static __always_inline bool sbx_socket_allowed(const struct sbx_session *s, int family,
 					       int type, int protocol)
@@ -46,10 +46,14 @@ static __always_inline bool sbx_socket_allowed(const struct sbx_session *s, int 
 		if (type == SOCK_STREAM)
 			return protocol == 0 || protocol == IPPROTO_TCP ||
 			       (protocol == IPPROTO_MPTCP && (f & SBX_PF_ALLOW_MPTCP));
-		if (type == SOCK_DGRAM)	/* ICMP: unprivileged ping sockets */
+		/* ICMP (unprivileged ping sockets): no hook sees where an echo
+		 * goes (ping_v4_sendmsg runs no cgroup program), so it is a
+		 * switch, like raw sockets */
+		if (type == SOCK_DGRAM)
 			return protocol == 0 || protocol == IPPROTO_UDP ||
-			       (family == AF_INET && protocol == IPPROTO_ICMP) ||
-			       (family == AF_INET6 && protocol == IPPROTO_ICMPV6);
+			       (((family == AF_INET && protocol == IPPROTO_ICMP) ||
+				 (family == AF_INET6 && protocol == IPPROTO_ICMPV6)) &&
+				(f & SBX_PF_ALLOW_PING));
 		return false;
 	case AF_NETLINK:
 		return protocol >= 0 && protocol < 32 &&

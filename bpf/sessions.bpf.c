@@ -15,4 +15,3 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 sbx_session_level = 2;
 const volatile __u32 sbx_fmode_backing = 0;
-const volatile __u32 sbx_cgroup_decides = 0;

@@ -271,6 +271,10 @@ const char *sbx_builtin_rule_text(uint32_t id)
 		       "landlock tier grants by place, so a name made next to a denied one since "
 		       "the session began, or a second name of a file in a denied directory, is "
 		       "refused too (docs/FALLBACK.md)";
+	case SBX_RULE_SOCKET_OUTSIDE:
+		return "built-in socket-outside: an IPv4 or IPv6 socket made outside the session "
+		       "(by another session or outside every one) and passed in; its datagrams "
+		       "would be checked for whoever made it, so a session makes its own";
 	default:
 		return "built-in rule";
 	}
@@ -304,6 +308,7 @@ const char *sbx_builtin_rule_name(uint32_t id)
 		[SBX_RULE_INBOUND - SBX_RULE_BUILTIN] = "inbound",
 		[SBX_RULE_INBOUND_PORT - SBX_RULE_BUILTIN] = "inbound-port",
 		[SBX_RULE_LANDLOCK - SBX_RULE_BUILTIN] = "landlock",
+		[SBX_RULE_SOCKET_OUTSIDE - SBX_RULE_BUILTIN] = "socket-outside",
 	};
 	uint32_t i = id - SBX_RULE_BUILTIN;
 

@@ -152,6 +152,7 @@ static const struct sandbox_switch sandbox_switches[SBX_SANDBOX_SWITCHES] = {
 	{ "sctp", SBX_PF_ALLOW_SCTP },
 	{ "mptcp", SBX_PF_ALLOW_MPTCP },
 	{ "proc_cmdline", SBX_PF_PROC_CMDLINE },
+	{ "ping", SBX_PF_ALLOW_PING },
 };
 
 static const struct { const char *name; int proto; } netlinks[] = {

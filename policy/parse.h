@@ -65,7 +65,7 @@ struct defpos {
 	char *field;
 };
 
-#define SBX_SANDBOX_SWITCHES 7
+#define SBX_SANDBOX_SWITCHES 8
 /* the switches, then socket_families, netlink, keep_env */
 #define SBX_SANDBOX_KEYS (SBX_SANDBOX_SWITCHES + 3)
 

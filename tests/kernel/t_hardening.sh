@@ -12,6 +12,8 @@ HP=$POL/hardening.yaml
 
 # a UDP listener outside on an address the policy denies; it must get nothing
 udp_sink() {
+	# one left by a test that failed would hold the port
+	[ -f /tmp/hd-sink.pid ] && kill "$(cat /tmp/hd-sink.pid)" 2>/dev/null && sleep 0.2
 	ip addr add 10.66.0.1/32 dev lo 2>/dev/null || true
 	rm -f /tmp/hd-got
 	python3 -S -c "
@@ -67,6 +69,110 @@ test_af_unspec_destination_is_read_sendto_sendmsg_sendmmsg() {
 	sleep 0.3
 	[ -s /tmp/hd-got ] || fail "the sink is deaf: the test proves nothing"
 	kill "$(cat /tmp/hd-sink.pid)" 2>/dev/null || true
+}
+
+# ---- IP sockets made elsewhere ---------------------------------------------------------
+
+# A session's datagrams are decided by the cgroup programs of the cgroup
+# each socket was made in (dns.bpf.c), so a socket made outside, or in
+# another session, must never enter one: over SCM_RIGHTS it is refused
+# (file_receive), and run does not carry an inherited one in.
+
+# fd-srv SOCK udp4|udp6|unix: hands a new socket of that kind to the
+# first client
+HD_FDSRV='
+import os, socket, sys
+fam = {"udp4": socket.AF_INET, "udp6": socket.AF_INET6, "unix": socket.AF_UNIX}[sys.argv[2]]
+p = socket.socket(fam, socket.SOCK_DGRAM)
+l = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try: os.unlink(sys.argv[1])
+except OSError: pass
+l.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); l.listen(1)
+print("LISTENING", flush=True)
+c, _ = l.accept()
+socket.send_fds(c, [b"x"], [p.fileno()])
+c.close()'
+
+# fd-recv SOCK: takes the socket and sends a datagram to the denied sink;
+# REFUSED when the kernel dropped it (MSG_CTRUNC)
+HD_FDRECV='
+import errno, socket, sys
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); c.connect(sys.argv[1])
+msg, fds, flags, _ = socket.recv_fds(c, 1, 4)
+if not fds:
+    print("REFUSED" if flags & socket.MSG_CTRUNC else "NONE"); sys.exit(0)
+s = socket.socket(fileno=fds[0])
+if s.family == socket.AF_UNIX:
+    print("GOT"); sys.exit(0)
+dst = ("10.66.0.1", 9999) if s.family == socket.AF_INET else ("::ffff:10.66.0.1", 9999)
+try: s.sendto(b"leak", dst); print("SENT")
+except OSError as e: print("ERR", errno.errorcode[e.errno])'
+
+fd_server() {	# fd_server KIND [PREFIX...]: the server, run by PREFIX (default: outside)
+	local kind=$1; shift
+	rm -f /tmp/hd-fd.sock /tmp/hd-fd.out
+	"$@" python3 -S -c "$HD_FDSRV" /tmp/hd-fd.sock $kind >/tmp/hd-fd.out 2>&1 &
+	wait_for grep -q LISTENING /tmp/hd-fd.out || fail "fd server ($kind): $(cat /tmp/hd-fd.out)"
+}
+
+test_an_ip_socket_made_outside_is_refused_when_passed_in() {
+	udp_sink
+	for kind in udp4 udp6; do
+		fd_server $kind
+		expect "REFUSED" in_session $RT python3 -S -c "$HD_FDRECV" /tmp/hd-fd.sock
+		event operation=file_receive verdict=deny rule.id=$((0xffff0000 + 26))
+	done
+	sink_got_nothing
+	# a unix socket still passes: the refusal is of IP sockets only
+	fd_server unix
+	expect "GOT" in_session $RT python3 -S -c "$HD_FDRECV" /tmp/hd-fd.sock
+	# outside every session the same socket is received and sends: the
+	# test can fail
+	udp_sink
+	fd_server udp4
+	expect "SENT" python3 -S -c "$HD_FDRECV" /tmp/hd-fd.sock
+	sleep 0.3
+	[ -s /tmp/hd-got ] || fail "the sink is deaf: the test proves nothing"
+	kill "$(cat /tmp/hd-sink.pid)" 2>/dev/null || true
+}
+
+test_an_ip_socket_of_another_session_is_refused_and_ones_own_passes() {
+	udp_sink
+	fd_server udp4 in_session $RT
+	expect "REFUSED" in_session $RT python3 -S -c "$HD_FDRECV" /tmp/hd-fd.sock
+	event operation=file_receive verdict=deny rule.id=$((0xffff0000 + 26))
+	# within one session the socket passes, and its datagram is decided
+	# there: the denied sink is refused by the policy, not by the receive
+	out=$(in_session $RT sh -c "python3 -S -c '$HD_FDSRV' /tmp/hd-fd2.sock udp4 >/tmp/hd-fd2.out &
+		for i in \$(seq 50); do grep -q LISTENING /tmp/hd-fd2.out 2>/dev/null && break; sleep 0.1; done
+		python3 -S -c '$HD_FDRECV' /tmp/hd-fd2.sock" 2>&1 | tail -n 1)
+	[ "$out" = "ERR EPERM" ] || fail "the session's own socket, passed within it: '$out'"
+	event operation=sendmsg object=10.66.0.1:9999 verdict=deny
+	sink_got_nothing
+}
+
+test_run_refuses_to_carry_an_inherited_ip_socket_in() {
+	out=$(as_user python3 -S -c '
+import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); os.set_inheritable(s.fileno(), True)
+os.execv(sys.argv[1], [sys.argv[1], "run", "--policy", sys.argv[2], "--project", sys.argv[3], "--", "true"])' \
+		"$SBX" "$RT" "$PROJ" 2>&1) && fail "run started CMD with an inherited UDP socket: $out"
+	echo "$out" | grep -q "is an IP socket made outside the session" || fail "run said: $out"
+	# the same without the socket starts
+	as_user "$SBX" run --policy "$RT" --project "$PROJ" -- true || fail "run without it failed"
+}
+
+# ping sockets (ICMP, SOCK_DGRAM): no hook sees where an echo goes, so
+# they are a switch (sandbox.ping), on both tiers
+test_ping_sockets_need_their_switch() {
+	sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+	expect "ERR EPERM" in_session $RT $SBXT socket 2 2 1		# AF_INET, DGRAM, ICMP
+	expect "ERR EPERM" in_session $RT $SBXT socket 10 2 58		# AF_INET6, DGRAM, ICMPv6
+	event operation=socket_create verdict=deny object="socket inet type 2 protocol 1"
+	expect "OK" in_session $HP $SBXT socket 2 2 1
+	expect "OK" in_session $HP $SBXT socket 10 2 58
+	# outside a session the kernel makes one: the test can fail
+	expect "OK" as_user $SBXT socket 2 2 1
 }
 
 # SCTP is not on the allowlist unless sandbox.sctp allows it; with it,

@@ -107,13 +107,14 @@ SBX_TEST(policy_sandbox, new_switches_and_lists)
 
 	p = compile_extra("    - {path: /x, verdict: deny, reason: r}\n",
 			  "sandbox: {raw_sockets: allow, sctp: allow, mptcp: deny, proc_cmdline: allow,\n"
-			  "  socket_families: [can, vsock], netlink: audit, keep_env: [DISPLAY, TMUX]}\n",
+			  "  ping: allow, socket_families: [can, vsock], netlink: audit, keep_env: [DISPLAY, TMUX]}\n",
 			  &c, &d);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_TRUE(c.hdr.flags & SBX_PF_ALLOW_RAW);
 	CU_ASSERT_TRUE(c.hdr.flags & SBX_PF_ALLOW_SCTP);
 	CU_ASSERT_FALSE(c.hdr.flags & SBX_PF_ALLOW_MPTCP);
 	CU_ASSERT_TRUE(c.hdr.flags & SBX_PF_PROC_CMDLINE);
+	CU_ASSERT_TRUE(c.hdr.flags & SBX_PF_ALLOW_PING);
 	CU_ASSERT_EQUAL(c.hdr.family_allow, (1ull << 29) | (1ull << 40));
 	CU_ASSERT_EQUAL(c.hdr.netlink_allow, SBX_NETLINK_DEFAULT | (1u << 9));
 	CU_ASSERT_EQUAL(c.hdr.keep_env, (1u << sbx_scrubbed_env_index("DISPLAY")) |
@@ -126,6 +127,7 @@ SBX_TEST(policy_sandbox, new_switches_and_lists)
 	p = compile_extra("    - {path: /x, verdict: deny, reason: r}\n", "", &c, &d);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(c.hdr.family_allow, 0);
+	CU_ASSERT_FALSE(c.hdr.flags & SBX_PF_ALLOW_PING);
 	CU_ASSERT_EQUAL(c.hdr.netlink_allow, SBX_NETLINK_DEFAULT);
 	CU_ASSERT_EQUAL(c.hdr.keep_env, 0);
 	CU_ASSERT_EQUAL(c.hdr.file_default[SBX_ACC_CONNECT], SBX_V_DENY);

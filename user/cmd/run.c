@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -187,6 +189,37 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 	 * it becomes CMD (as env and nice do), so signals reach CMD as they
 	 * were sent, and its exit status or signal is CMD's own */
 	exec_cmd(cmd);
+}
+
+/*
+ * An IPv4 or IPv6 socket this process inherited was made outside the
+ * session: the cgroup programs that decide its datagrams' destinations
+ * (bpf/dns.bpf.c) run for the cgroup a socket was made in, so in the
+ * session it would send anywhere. run refuses it rather than carry it in
+ * (passing one in later is refused in the kernel: file_receive). The
+ * first such descriptor, or -1.
+ */
+static int inherited_ip_socket(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int found = -1;
+
+	if (!d)
+		return -1;	/* no /proc: nothing to read, and CMD inherits the same */
+	while (found < 0 && (de = readdir(d))) {
+		int fd = atoi(de->d_name), dom = 0;
+		socklen_t len = sizeof(dom);
+		struct stat st;
+
+		if (de->d_name[0] == '.' || fd == dirfd(d) || fstat(fd, &st) || !S_ISSOCK(st.st_mode))
+			continue;
+		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) &&
+		    (dom == AF_INET || dom == AF_INET6))
+			found = fd;
+	}
+	closedir(d);
+	return found;
 }
 
 /* The invoking user behind sudo, to run CMD as. */
@@ -382,6 +415,14 @@ static int cmd_run(int argc, char **argv)
 		}
 	}
 
+	c = inherited_ip_socket();
+	if (c >= 0) {
+		sbx_err("run: descriptor %d is an IP socket made outside the session; in the "
+			"session its datagrams would go unchecked, so run does not carry it in: "
+			"close it first (%d>&-) or start run from elsewhere", c, c);
+		free(policy);
+		return SBX_EXIT_FAIL;
+	}
 	/* asked directly, not probed first: one connection to the daemon */
 	rc = run_with_daemon(policy, project, argv + optind, &no_daemon);
 	if (no_daemon && geteuid() == 0)

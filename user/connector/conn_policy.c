@@ -302,6 +302,8 @@ static const char *builtin_reason(uint32_t id)
 		return "kernel keys made outside the session are not readable";
 	case SBX_RULE_SOCKET_FAMILY:
 		return "this socket family is not allowed";
+	case SBX_RULE_SOCKET_OUTSIDE:
+		return "an IP socket made outside the session cannot be used in it";
 	case SBX_RULE_DNS_PATH:
 		return "names are resolved by bpfsbx; other DNS paths are not allowed";
 	case SBX_RULE_TERMINAL:

@@ -102,6 +102,9 @@ char *sbx_event_object(const struct sbx_event *e)
 				    e->aux, e->port);
 	case SBX_OP_UNIX_CONNECT:
 		return sbx_strdup("unix socket (unnamed)");
+	case SBX_OP_FILE_RECEIVE:	/* not a file: an IP socket (socket-outside) */
+		return sbx_asprintf("socket %s protocol %u made outside the session",
+				    sbx_family_name(e->family), e->proto);
 	case SBX_OP_INBOUND:
 		return sbx_strdup("unix socket of the session (abstract)");
 	case SBX_OP_IOCTL:

@@ -403,8 +403,8 @@ static bool landlock_tier_prog(const char *name)
 }
 
 /*
- * The fallback tier (BPF-LSM off): the cgroup programs load, and they
- * decide IP destinations themselves (sbx_cgroup_decides); with sec_hooks,
+ * The fallback tier (BPF-LSM off): the cgroup programs load (they decide
+ * IP destinations on both tiers, dns.bpf.c); with sec_hooks,
  * every tracing program loads too: the tier's own on security_* functions
  * (unix sockets, ports, files, terminals, IPC) and the fexit programs of
  * bpf/ports.bpf.c, which both tiers need (who holds a loopback port, a
@@ -427,7 +427,6 @@ static void landlock_tier_programs(struct sbx_bpf *skel, bool sec_hooks)
 	bpf_object__for_each_map(map, skel->obj)
 		if (bpf_map__type(map) == BPF_MAP_TYPE_INODE_STORAGE)
 			bpf_map__set_autocreate(map, false);
-	skel->rodata->sbx_cgroup_decides = 1;
 }
 
 static void bpf_lsm_tier_programs(struct sbx_bpf *skel)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The datagram cache, through sbx_socket_sendmsg: an allowed destination
+ * The datagram cache, through cgroup/sendmsg4: an allowed destination
  * is remembered on the socket (sbx_dcache) and answers the next datagram
  * without the policy maps; a denied one is never remembered; moving the
  * NET epoch (what the daemon does after any change a network decision
@@ -42,8 +42,13 @@ static int dgram_cache(void)
 	uint64_t hits;
 	struct pt t;
 
-	sock_fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (pt_setup(&t, "sbx_socket_sendmsg", &pol))
+	if (pt_setup(&t, "sbx_dns_sendmsg4", &pol))
+		goto out;
+	/* made in the session, sent from a child of it: storage is the
+	 * socket's, read here through the same descriptor */
+	sock_fd = pt_socket_in_session(&t, AF_INET, SOCK_DGRAM);
+	PT_CHECK(&t, sock_fd >= 0, "a socket in the session: %s", strerror(errno));
+	if (sock_fd < 0)
 		goto out;
 	net4 = bpf_map__fd(t.skel->maps.sbx_net4);
 	dc = bpf_map__fd(t.skel->maps.sbx_dcache);
@@ -52,7 +57,6 @@ static int dgram_cache(void)
 					     .rule_id = RULE_OK };
 	bpf_map_update_elem(net4, &k, &r, BPF_ANY);
 
-	/* the socket is made outside and used inside: storage is the socket's */
 	rc = pt_in_session(&t, send_to, &no);
 	PT_CHECK(&t, rc == EPERM, "a datagram to a denied port: errno %d, want EPERM", rc);
 	PT_CHECK(&t, bpf_map_lookup_elem(dc, &sock_fd, &c) || c.cgid == 0,
@@ -92,7 +96,8 @@ static int dgram_cache(void)
 		 n, PORT_OK);
 out:
 	pt_teardown(&t);
-	close(sock_fd);
+	if (sock_fd >= 0)
+		close(sock_fd);
 	return t.failed || !t.link;
 }
 PT_TEST(dgram_cache);

@@ -5,9 +5,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -44,7 +46,7 @@ int pt_setup(struct pt *t, const char *prog, const struct sbx_policy_hdr *pol)
 {
 	struct bpf_program *p;
 	struct stat st;
-	bool found = false;
+	bool found = false, cgroup_prog = false;
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -73,11 +75,6 @@ int pt_setup(struct pt *t, const char *prog, const struct sbx_policy_hdr *pol)
 		       strerror(-err));
 		return -1;
 	}
-	t->link = bpf_program__attach(bpf_object__find_program_by_name(t->skel->obj, prog));
-	if (!t->link) {
-		printf("FAIL: %s: attach: %s\n", prog, strerror(errno));
-		return -1;
-	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.sbx_events), on_event, t, NULL);
 	if (!t->rb) {
 		printf("FAIL: %s: ring buffer: %s\n", prog, strerror(errno));
@@ -93,6 +90,31 @@ int pt_setup(struct pt *t, const char *prog, const struct sbx_policy_hdr *pol)
 		return -1;
 	}
 	t->cgid = st.st_ino;	/* a cgroup2 directory's inode is its id */
+	/* a cgroup program on the session's cgroup, as the daemon's are on
+	 * the sessions' root; the others where their section says */
+	p = bpf_object__find_program_by_name(t->skel->obj, prog);
+	switch (bpf_program__type(p)) {
+	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		cgroup_prog = true;
+		break;
+	default:
+		break;
+	}
+	if (cgroup_prog) {
+		int cfd = open(t->cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		t->link = cfd < 0 ? NULL : bpf_program__attach_cgroup(p, cfd);
+		if (cfd >= 0)
+			close(cfd);
+	} else {
+		t->link = bpf_program__attach(p);
+	}
+	if (!t->link) {
+		printf("FAIL: %s: attach: %s\n", prog, strerror(errno));
+		return -1;
+	}
 	t->sess.pol = *pol;
 	t->sess.uid = getuid();
 	t->sess.serial = 4242;
@@ -135,6 +157,39 @@ int pt_in_session(struct pt *t, int (*fn)(void *), void *arg)
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) == 255)
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+int pt_socket_in_session(struct pt *t, int domain, int type)
+{
+	char procs[160], back[PATH_MAX + 32], line[PATH_MAX];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int fd = -1, pfd;
+
+	/* "0::/path": the cgroup this process returns to */
+	if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "0::", 3)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	line[strcspn(line, "\n")] = 0;
+	snprintf(back, sizeof(back), "/sys/fs/cgroup%s/cgroup.procs", line + 3);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", t->cg);
+	pfd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (pfd < 0 || write(pfd, "0", 1) != 1)
+		goto out;
+	fd = socket(domain, type | SOCK_CLOEXEC, 0);
+out:
+	if (pfd >= 0)
+		close(pfd);
+	pfd = open(back, O_WRONLY | O_CLOEXEC);
+	if (pfd < 0 || write(pfd, "0", 1) != 1) {
+		/* a test left in the session would judge everything after it */
+		printf("FAIL: %s: leaving the session's cgroup: %s\n", t->prog, strerror(errno));
+		exit(1);
+	}
+	close(pfd);
+	return fd;
 }
 
 int pt_events(struct pt *t)

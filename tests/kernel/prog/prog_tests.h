@@ -42,6 +42,11 @@ void pt_teardown(struct pt *t);
  * (0, or an errno value), or -1 if it could not run there. */
 int pt_in_session(struct pt *t, int (*fn)(void *), void *arg);
 
+/* A socket made by this process from inside the session's cgroup (a
+ * socket's cgroup is its maker's, and the cgroup programs run for it),
+ * this process back where it was: the fd, or -1. */
+int pt_socket_in_session(struct pt *t, int domain, int type);
+
 /* The events the program sent since the last call, into t->ev. */
 int pt_events(struct pt *t);
 uint64_t pt_stat(struct pt *t, uint32_t idx);
