@@ -26,8 +26,11 @@
  * destination is only as safe as whoever listens there: a local proxy, an `ssh -D` port, a database or a forwarding resolver that a
  * process outside the session serves acts for whoever connects, like a
  * unix socket's listener. The LSM hooks cannot find the listener; these
- * programs can (bpf_sk_lookup_tcp/udp). They run after the LSM hook has
- * allowed the destination, so they only ever refuse more.
+ * programs can (bpf_sk_lookup_tcp/udp), after the destination itself was
+ * allowed (below, or by lsm/socket_connect first).
+ *
+ * And they decide the destinations themselves (below): every datagram's,
+ * TCP Fast Open's, and on the landlock tier every connect's.
  */
 #include "sbx_net.h"
 
@@ -330,11 +333,12 @@ static __always_inline int sbx_lo_check6(struct bpf_sock_addr *ctx, const __u32 
  * and each message of sendmmsg, with the address the kernel will use
  * (sin_addr of an AF_UNSPEC sockaddr, the IPv4 address of a v4-mapped
  * one), and no LSM hook needs to run on every write to every socket of
- * the machine for it. Connects are decided here too: on the full tier
- * lsm/socket_connect decided first (it sees every protocol), and TCP
- * Fast Open (sendto with MSG_FASTOPEN) reaches only this program, through
- * pre_connect. These programs run for the sockets made in a session
- * (their cgroup's); one made elsewhere never enters a session
+ * the machine for it. Connects are decided here where BPF-LSM is off;
+ * on the full tier lsm/socket_connect decided them (it sees every
+ * protocol), and only TCP Fast Open (sendto with MSG_FASTOPEN), which
+ * reaches this program through pre_connect and no LSM hook, is decided
+ * here (sbx_lsm_decided). These programs run for the sockets made in a
+ * session (their cgroup's); one made elsewhere never enters a session
  * (file_receive, run).
  *
  * The DNS paths around the daemon, then the CIDR and port rules with what
@@ -346,6 +350,27 @@ static __always_inline int sbx_lo_check6(struct bpf_sock_addr *ctx, const __u32 
  * SBX_EPOCH_NET, for the session that decided it, until the learned
  * address it relied on expires.
  */
+/*
+ * On the full tier lsm/socket_connect decided every connect(2) of the
+ * session before this program runs, and what reaches pre_connect without
+ * it is TCP Fast Open: tcp_sendmsg_fastopen() holds fastopen_req while it
+ * connects. A connect this cannot tell apart (another protocol, a socket
+ * it cannot read) is decided again.
+ */
+static __always_inline bool sbx_lsm_decided(struct bpf_sock_addr *ctx)
+{
+	struct tcp_sock *tp;
+
+	if (!sbx_lsm_connects)
+		return false;
+	if (ctx->protocol == SBX_PROTO_UDP)
+		return true;
+	if (ctx->protocol != SBX_PROTO_TCP)
+		return false;
+	tp = bpf_skc_to_tcp_sock(ctx->sk);
+	return tp && !tp->fastopen_req;
+}
+
 /*
  * A session's first datagram gives its socket a port: whose is recorded
  * here (sbx_sk_owner), as bind and listen record it (network.bpf.c).
@@ -387,7 +412,7 @@ static __always_inline int sbx_cg_dest(struct bpf_sock_addr *ctx, struct sbx_des
 	__u32 rule = 0;
 	__u8 v;
 
-	if (!cgid)
+	if (!cgid || (op == SBX_OP_CONNECT && sbx_lsm_decided(ctx)))
 		return 1;
 	d->proto = ctx->protocol;
 	if (op == SBX_OP_SENDMSG) {

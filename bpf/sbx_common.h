@@ -51,6 +51,9 @@
 extern const volatile __u32 sbx_session_level;
 /* f_mode bit of overlayfs backing files on kernels that have one (0 on 6.1) */
 extern const volatile __u32 sbx_fmode_backing;
+/* lsm/socket_connect decides connect(2) (the full tier): the cgroup
+ * connect programs decide only what it does not see (dns.bpf.c) */
+extern const volatile __u32 sbx_lsm_connects;
 
 /*
  * A rename, link or mount change anywhere: cached verdicts may be stale,

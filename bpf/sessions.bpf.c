@@ -15,3 +15,4 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 sbx_session_level = 2;
 const volatile __u32 sbx_fmode_backing = 0;
+const volatile __u32 sbx_lsm_connects = 0;

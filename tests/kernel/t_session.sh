@@ -48,6 +48,30 @@ test_session_cleaned_up_when_empty() {
 	[ "$n" = 0 ] || fail "$n session entries left in the kernel"
 }
 
+# The caller is moved into its cgroup while the daemon opens the queue
+# (the move waits for a grace period); a start that fails after the move
+# began puts the caller back and never runs CMD, and leaves nothing
+# behind: no cgroup, no entry. A .sandbox owned by another user fails the
+# queue's open, which runs beside the move.
+test_a_start_that_fails_after_the_move_leaves_nothing_and_runs_nothing() {
+	local p=/tmp/sbx-failproj
+	rm -rf $p /tmp/failed-start-ran
+	mkdir -p $p/.sandbox
+	chown $TUSER:$TUSER $p
+	chown 65534:65534 $p/.sandbox
+	out=$(as_user "$SBX" run --policy $POL/core.yaml --project $p -- \
+		sh -c 'touch /tmp/failed-start-ran' 2>&1) && fail "run started: $out"
+	echo "$out" | grep -q "owned by uid 65534" || fail "run said: $out"
+	[ ! -e /tmp/failed-start-ran ] || fail "CMD ran although the start failed"
+	wait_for sh -c "[ \"\$($SBX status | sed -n 's/^sessions: //p')\" = 0 ]" || fail "a session is left: $($SBX status)"
+	[ -z "$(session_cgroups)" ] || fail "cgroup left: $(session_cgroups)"
+	n=$(bpftool map dump pinned /sys/fs/bpf/bpfsbx/maps/sbx_sessions | grep -c '"key"' || true)
+	[ "$n" = 0 ] || fail "$n session entries left in the kernel"
+	# the daemon starts the next one
+	expect "$FILE_DENIED" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
+	rm -rf $p
+}
+
 test_session_lives_while_background_process_does() {
 	in_session $POL/core.yaml sh -c "(sleep 2; $SBXT open $THOME/.ssh/id_rsa >/tmp/bg-result) >/dev/null 2>&1 &"
 	[ "$($SBX status | sed -n 's/^sessions: //p')" = 1 ] || fail "session ended early"

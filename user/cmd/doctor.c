@@ -56,20 +56,6 @@ static void check(bool ok, const char *what, const char *fix, ...)
 }
 
 /* the options of the cgroup2 mount at root, as /proc/self/mounts has them */
-static char *cgroup2_options(const char *root)
-{
-	FILE *f = fopen("/proc/self/mounts", "re");
-	char dev[256], dir[4096], type[64], opts[1024];
-	char *r = NULL;
-
-	while (f && !r && fscanf(f, "%255s %4095s %63s %1023s %*d %*d", dev, dir, type, opts) == 4)
-		if (!strcmp(type, "cgroup2") && !strcmp(dir, root))
-			r = strdup(opts);
-	if (f)
-		fclose(f);
-	return r;
-}
-
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note(const char *fmt, ...)
 {
@@ -153,7 +139,7 @@ static int cmd_doctor(int argc, char **argv)
 		      "mount -t cgroup2 none /sys/fs/cgroup (or boot with "
 		      "systemd.unified_cgroup_hierarchy=1)");
 		if (ok) {
-			char *opts = cgroup2_options(root);
+			char *opts = sbx_cgroup2_options(root);
 
 			note("cgroup v2 at %s; sessions live under %s/" SBX_CGROUP_DIR_NAME, root,
 			     root);

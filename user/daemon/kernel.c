@@ -441,6 +441,7 @@ static void bpf_lsm_tier_programs(struct sbx_bpf *skel)
 	bpf_program__set_autoload(skel->progs.sbx_sock_create, false);
 	/* the tier's verdict cache: the full tier's is on the inodes */
 	bpf_map__set_autocreate(skel->maps.sbx_ll_vcache, false);
+	skel->rodata->sbx_lsm_connects = 1;
 }
 
 static int load_and_pin(enum sbx_tier tier, char **err)
@@ -1104,6 +1105,20 @@ int sbx_cgroup_root(char **path, char **err)
 	}
 	*path = best;
 	return 0;
+}
+
+char *sbx_cgroup2_options(const char *root)
+{
+	FILE *f = fopen("/proc/self/mounts", "re");
+	char dev[256], dir[4096], type[64], opts[1024];
+	char *r = NULL;
+
+	while (f && !r && fscanf(f, "%255s %4095s %63s %1023s %*d %*d", dev, dir, type, opts) == 4)
+		if (!strcmp(type, "cgroup2") && !strcmp(dir, root))
+			r = sbx_strdup(opts);
+	if (f)
+		fclose(f);
+	return r;
 }
 
 /*

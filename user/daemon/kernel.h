@@ -82,6 +82,9 @@ int sbx_map_delete_keys_if(int fd, size_t key_size,
 
 /* The cgroup2 mount (e.g. /sys/fs/cgroup), malloc'd. */
 int sbx_cgroup_root(char **path, char **err);
+/* The mount options of the cgroup2 mount at root (/proc/self/mounts),
+ * malloc'd, or NULL. */
+char *sbx_cgroup2_options(const char *root);
 /*
  * Create <cgroup2>/bpfsbx if needed and make sure the kernel's
  * sbx_config.sessions_root names it: a session must never start below a

@@ -142,6 +142,17 @@ int sbx_daemon_init(struct sbx_daemon *d, const struct sbx_daemon_opts *o, char 
 	rc = sbx_cgroup_root(&d->cg_root, err);
 	if (rc)
 		return rc;
+	{
+		/* a cgroup2 mounted again since doctor last looked may have lost it */
+		char *opts = sbx_cgroup2_options(d->cg_root);
+
+		if (opts && !strstr(opts, "favordynmods"))
+			sbx_info("cgroup2 at %s is mounted without favordynmods: each session start "
+				 "waits for an RCU grace period to move its caller (mount -o "
+				 "remount,%s,favordynmods %s; 'bpfsbx doctor' says more)",
+				 d->cg_root, opts, d->cg_root);
+		free(opts);
+	}
 	rc = sbx_kernel_up(&d->k, true, err);
 	if (rc)
 		return rc;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -118,10 +119,77 @@ static int write_procs(const char *cgroup, pid_t pid)
 	return rc;
 }
 
+/*
+ * Writing a pid into cgroup.procs waits for an RCU grace period (the
+ * threadgroup rwsem taken for writing, unless cgroup2 has favordynmods):
+ * milliseconds in which the daemon would do nothing. The write runs in a
+ * thread of its own while the session's queue, audit log and resolver are
+ * opened, and is joined before the reply. The session's entry is in the
+ * kernel before the write starts, so the caller is never in the cgroup
+ * without it.
+ */
+struct migrate {
+	pthread_t thread;
+	const char *cgroup;
+	pid_t pid;
+	int rc;
+	uint64_t ns;
+	bool started;
+};
+
+static void *migrate_run(void *arg)
+{
+	struct migrate *m = arg;
+	uint64_t t = sbx_boot_ns();
+
+	m->rc = write_procs(m->cgroup, m->pid);
+	m->ns = sbx_boot_ns() - t;
+	return NULL;
+}
+
+static void migrate_start(struct migrate *m, const char *cgroup, pid_t pid)
+{
+	*m = (struct migrate){ .cgroup = cgroup, .pid = pid };
+	/* without a thread the write is made here, as before */
+	m->started = !pthread_create(&m->thread, NULL, migrate_run, m);
+	if (!m->started)
+		migrate_run(m);
+}
+
+static int migrate_join(struct migrate *m)
+{
+	if (m->started)
+		pthread_join(m->thread, NULL);
+	m->started = false;
+	return m->rc;
+}
+
+/* The cgroup pid is in now ("0::/path" of /proc/PID/cgroup), under
+ * cg_root: where a failed start puts it back. NULL if unreadable. */
+static char *cgroup_of(const char *cg_root, pid_t pid)
+{
+	char path[64], line[4096];
+	char *r = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (!r && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::/", 4)) {
+			line[strcspn(line, "\n")] = 0;
+			r = sbx_asprintf("%s%s", cg_root, line + 3);
+		}
+	fclose(f);
+	return r;
+}
+
 const char *const sbx_start_phase_names[SBX_SP_N] = {
 	[SBX_SP_CHECKS] = "checks", [SBX_SP_POLICY] = "policy", [SBX_SP_CGROUP] = "cgroup",
 	[SBX_SP_QUEUE] = "queue", [SBX_SP_KERNEL] = "kernel", [SBX_SP_RESOLVER] = "resolver",
 	[SBX_SP_MIGRATE] = "migrate", [SBX_SP_RECORDS] = "records", [SBX_SP_STATE] = "state",
+	[SBX_SP_MIGRATE_WRITE] = "migrate_write",
 };
 
 /* the time since *t goes to phase i, and *t moves on */
@@ -145,6 +213,8 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	int rc;
 	bool in_map = false, made_cg = false;
 	uint64_t t = sbx_boot_ns();
+	struct migrate m = { 0 };
+	char *back = NULL;
 
 	*out = NULL;
 	memset(d->start_ns, 0, sizeof(d->start_ns));
@@ -212,15 +282,29 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	s->cgid = st.st_ino;	/* cgroup2: the directory's inode is the cgroup id */
 	phase_done(d, SBX_SP_CGROUP, &t);
 
+	/* the session's entry before the caller can be in its cgroup */
+	rc = sbx_session_push_hdr(d, s);
+	if (rc) {
+		*err = sbx_asprintf("adding the session to the kernel: %s", strerror(-rc));
+		goto fail;
+	}
+	in_map = true;
+	s->next = d->sessions;
+	d->sessions = s;
+	sbx_protect_sync(d);
+	phase_done(d, SBX_SP_KERNEL, &t);
+
+	back = cgroup_of(d->cg_root, pid);
+	migrate_start(&m, s->cgroup_path, pid);
 	s->queue = sbx_queue_open(s->project, SBX_Q_CREATE, uid, gid, err);
 	if (!s->queue) {
 		rc = -EIO;
-		goto fail;
+		goto unmove;
 	}
 	s->audit = sbx_audit_open(s->queue, s->name, err);
 	if (!s->audit) {
 		rc = -EIO;
-		goto fail;
+		goto unmove;
 	}
 	/* a burst of denials must not wait for a disk flush each; the timer
 	 * syncs the log every second */
@@ -233,38 +317,26 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 			sbx_warn("queue %s: %s", s->project, rerr);
 		free(rerr);
 	}
-	phase_done(d, SBX_SP_QUEUE, &t);
-
-	rc = sbx_session_push_hdr(d, s);
-	if (rc) {
-		*err = sbx_asprintf("adding the session to the kernel: %s", strerror(-rc));
-		goto fail;
-	}
-	in_map = true;
-	s->next = d->sessions;
-	d->sessions = s;
-	sbx_protect_sync(d);
+	/* before the reply, so that the caller's first access finds them */
 	sbx_grants_apply_remembered(d, s);
-	phase_done(d, SBX_SP_KERNEL, &t);
+	phase_done(d, SBX_SP_QUEUE, &t);
 	/* its resolver, before anything of it runs: its first lookup works */
 	rc = sbx_resolver_open(d, s, err);
-	if (rc) {
-		d->sessions = s->next;
-		sbx_protect_sync(d);
-		goto fail;
-	}
+	if (rc)
+		goto unmove;
 	sbx_claude_json_snapshot(s);
 	phase_done(d, SBX_SP_RESOLVER, &t);
 
-	rc = write_procs(s->cgroup_path, pid);
+	rc = migrate_join(&m);
+	d->start_ns[SBX_SP_MIGRATE_WRITE] = m.ns;
 	if (rc) {
 		*err = sbx_asprintf("moving process %d into %s: %s", (int)pid, s->cgroup_path,
 				    strerror(-rc));
-		d->sessions = s->next;
-		sbx_protect_sync(d);
-		goto fail;
+		goto unlist;
 	}
+	/* what the write took beyond the work above: the wait the caller saw */
 	phase_done(d, SBX_SP_MIGRATE, &t);
+	free(back);
 	rc = sbx_session_watch(d, s);
 	if (rc)
 		sbx_warn("session %s: cannot watch its cgroup: %s", s->name, strerror(-rc));
@@ -281,6 +353,19 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	free(base);
 	*out = s;
 	return 0;
+unmove:
+	/* a step after the move began failed: the caller goes back where it
+	 * was before the entry goes (it stays confined until then), or, if
+	 * it cannot, it does not go on at all */
+	if (!migrate_join(&m) && (!back || write_procs(back, pid))) {
+		sbx_warn("session %s: a failed start could not move pid %d back: killed it",
+			 s->name, (int)pid);
+		kill(pid, SIGKILL);
+	}
+unlist:
+	free(back);
+	d->sessions = s->next;
+	sbx_protect_sync(d);
 fail:
 	sbx_resolver_close(d, s, false);
 	if (in_map) {

@@ -176,6 +176,8 @@ enum sbx_start_phase {
 	SBX_SP_MIGRATE,		/* the caller moved into the cgroup */
 	SBX_SP_RECORDS,		/* watches, audit record */
 	SBX_SP_STATE,		/* saved state on disk before the reply */
+	SBX_SP_MIGRATE_WRITE,	/* the cgroup.procs write itself, in its thread
+				 * beside queue..resolver (not a phase of the sum) */
 	SBX_SP_N
 };
 extern const char *const sbx_start_phase_names[SBX_SP_N];
