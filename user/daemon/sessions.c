@@ -164,27 +164,6 @@ static int migrate_join(struct migrate *m)
 	return m->rc;
 }
 
-/* The cgroup pid is in now ("0::/path" of /proc/PID/cgroup), under
- * cg_root: where a failed start puts it back. NULL if unreadable. */
-static char *cgroup_of(const char *cg_root, pid_t pid)
-{
-	char path[64], line[4096];
-	char *r = NULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	while (!r && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "0::/", 4)) {
-			line[strcspn(line, "\n")] = 0;
-			r = sbx_asprintf("%s%s", cg_root, line + 3);
-		}
-	fclose(f);
-	return r;
-}
-
 const char *const sbx_start_phase_names[SBX_SP_N] = {
 	[SBX_SP_CHECKS] = "checks", [SBX_SP_POLICY] = "policy", [SBX_SP_CGROUP] = "cgroup",
 	[SBX_SP_QUEUE] = "queue", [SBX_SP_KERNEL] = "kernel", [SBX_SP_RESOLVER] = "resolver",
@@ -294,7 +273,13 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	sbx_protect_sync(d);
 	phase_done(d, SBX_SP_KERNEL, &t);
 
-	back = cgroup_of(d->cg_root, pid);
+	{
+		/* where a start that fails after the move puts the caller back */
+		char *cg = sbx_pid_cgroup(pid);
+
+		back = cg ? sbx_asprintf("%s%s", d->cg_root, cg) : NULL;
+		free(cg);
+	}
 	migrate_start(&m, s->cgroup_path, pid);
 	s->queue = sbx_queue_open(s->project, SBX_Q_CREATE, uid, gid, err);
 	if (!s->queue) {

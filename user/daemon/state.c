@@ -19,29 +19,41 @@
 #include "user/sandbox/tier.h"
 #include "lib/json.h"
 
-bool sbx_pid_in_session(pid_t pid, char *name, size_t len)
+char *sbx_pid_cgroup(pid_t pid)
 {
 	char path[64], line[4096];
-	const char *prefix = "0::/" SBX_CGROUP_DIR_NAME "/";
-	bool found = false;
+	char *r = NULL;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return true;	/* cannot tell: treat as confined (fail closed) */
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, prefix, strlen(prefix)))
-			continue;
-		found = true;
-		if (name) {
-			char *p = line + strlen(prefix);
-
-			p[strcspn(p, "/\n")] = 0;
-			snprintf(name, len, "%s", p);
+		return NULL;
+	while (!r && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::/", 4)) {
+			line[strcspn(line, "\n")] = 0;
+			r = sbx_strdup(line + 3);
 		}
-	}
 	fclose(f);
+	return r;
+}
+
+bool sbx_pid_in_session(pid_t pid, char *name, size_t len)
+{
+	const char *prefix = "/" SBX_CGROUP_DIR_NAME "/";
+	char *cg = sbx_pid_cgroup(pid);
+	bool found;
+
+	if (!cg)
+		return true;	/* cannot tell: treat as confined (fail closed) */
+	found = !strncmp(cg, prefix, strlen(prefix));
+	if (found && name) {
+		char *p = cg + strlen(prefix);
+
+		p[strcspn(p, "/")] = 0;
+		snprintf(name, len, "%s", p);
+	}
+	free(cg);
 	return found;
 }
 

@@ -272,5 +272,8 @@ bool sbx_names_from_json(const json_t *j, struct sbx_compiled *c);
 /* Is pid inside any session cgroup? (reads /proc/pid/cgroup; unreadable
  * counts as inside: fail closed) */
 bool sbx_pid_in_session(pid_t pid, char *name, size_t len);
+/* pid's cgroup v2 path ("/a/b", the 0:: line of /proc/PID/cgroup),
+ * malloc'd; NULL if unreadable */
+char *sbx_pid_cgroup(pid_t pid);
 
 #endif
