@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 9
+#define SBX_ABI_VERSION 10
 
 /* ---- verdicts -------------------------------------------------------- */
 
@@ -502,6 +502,20 @@ struct sbx_dev_port_key {
 	__u8  _pad;
 };
 
+/*
+ * The ports a socket of some session has held since the last session
+ * ended (sbx_held_ports, one entry): an outside client's loopback connect
+ * or datagram looks its listener up only on one of them
+ * (bpf/inbound.bpf.c). Bit p of w[p / 64] for TCP (and every protocol but
+ * UDP, as SBX_EPOCH_SESSION_PORTS counts them), of w[1024 + p / 64] for
+ * UDP. BPF sets bits; the daemon clears them all with the session ports
+ * word, when its last session ends.
+ */
+#define SBX_HELD_PORT_WORDS	(2 * 65536 / 64)
+struct sbx_held_ports {
+	__u64 w[SBX_HELD_PORT_WORDS];
+};
+
 /* ---- statistics (per-CPU array, index = enum sbx_stat) --------------- */
 
 enum sbx_stat {
@@ -517,7 +531,9 @@ enum sbx_stat {
 	SBX_STAT_CACHE_HIT,	/* file decisions answered by the verdict cache */
 	SBX_STAT_DNS_REDIRECT,	/* port-53 destinations sent to the session's resolver */
 	SBX_STAT_LEARNED_USED,	/* connects decided by a learned address */
-	SBX_STAT_NET_CACHE_HIT,	/* datagrams allowed by their socket's last verdict */
+	SBX_STAT_NET_CACHE_HIT,	/* datagrams allowed by their socket's last verdict
+				 * (the whole answer to the session's own loopback
+				 * listener is counted below instead) */
 	SBX_STAT_LO_CACHE_HIT,	/* datagrams to the session's own loopback listener,
 				 * found without a lookup */
 	SBX_STAT_MAX

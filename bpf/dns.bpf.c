@@ -202,37 +202,24 @@ static __always_inline bool sbx_dev_port_foreign(const struct sbx_lo *d, __u64 c
  * 1 lets the connect or send go on, 0 refuses it.
  */
 static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_sock_tuple *t,
-					 __u32 tlen, const struct sbx_lo *d)
+					 __u32 tlen, const struct sbx_lo *d, __u64 cgid, bool *own)
 {
 	const struct sbx_listener *l;
 	const struct sbx_session *s;
-	struct sbx_dcache *seen = NULL;
 	struct bpf_sock *sk;
-	__u64 cgid, *owner, epoch = ~0ull;
+	__u64 *owner;
 	__u32 rule = 0;
-	bool own = false, unseen;
+	bool unseen;
 	__u8 v;
 
 	/* the session itself is looked up only when the listener is not its
 	 * own: a stream of datagrams to its own server pays for no more */
-	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
-	if (!cgid)
-		return 1;
-	if (d->dest.proto == SBX_PROTO_TCP) {
+	if (d->dest.proto == SBX_PROTO_TCP)
 		sk = bpf_sk_lookup_tcp(ctx, t, tlen, SBX_CURRENT_NETNS, 0);
-	} else if (d->dest.proto == SBX_PROTO_UDP) {
-		/* read before the lookup: whatever changes the listener after
-		 * it moves the epoch past the one stored (sbx_lo_seen) */
-		epoch = sbx_read_epoch(SBX_EPOCH_PORTS);
-		seen = bpf_sk_storage_get(&sbx_lo_seen, ctx->sk, 0, 0);
-		if (seen && sbx_dcache_hit(seen, cgid, &d->dest, epoch)) {
-			sbx_stat_inc(SBX_STAT_LO_CACHE_HIT);
-			return 1;
-		}
+	else if (d->dest.proto == SBX_PROTO_UDP)
 		sk = bpf_sk_lookup_udp(ctx, t, tlen, SBX_CURRENT_NETNS, 0);
-	} else {
+	else
 		return 1;
-	}
 	unseen = sbx_dev_port_foreign(d, cgid);
 	if (!sk) {
 		/* nobody listens, and the connect fails by itself, unless a
@@ -246,7 +233,7 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 		owner = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, 0);
 		if (owner && *owner == cgid) {
 			v = SBX_V_ALLOW;
-			own = true;
+			*own = true;
 		} else {
 			l = bpf_sk_storage_get(&sbx_listeners, sk, 0, 0);
 			v = l && (l->flags & SBX_LISTENER_NEVER) ? SBX_V_DENY :
@@ -255,17 +242,8 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 		bpf_sk_release(sk);
 		if (unseen && v == SBX_V_ALLOW) {
 			v = SBX_V_NONE;
-			own = false;
+			*own = false;
 		}
-	}
-	/* only the session's own listener is remembered: the other answers
-	 * read the policy or a grant, or make an event */
-	if (own && epoch != ~0ull) {
-		if (!seen)
-			seen = bpf_sk_storage_get(&sbx_lo_seen, ctx->sk, 0,
-						  BPF_SK_STORAGE_GET_F_CREATE);
-		if (seen)
-			sbx_dcache_put(seen, cgid, &d->dest, epoch, ~0ull);
 	}
 	if (v == SBX_V_ALLOW)
 		return 1;
@@ -294,35 +272,6 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 static __always_inline bool sbx_lo4(__u32 a)
 {
 	return (bpf_ntohl(a) >> 24) == 127 || a == 0;
-}
-
-static __always_inline int sbx_lo_check4(struct bpf_sock_addr *ctx, __u32 a, __u16 op)
-{
-	struct bpf_sock_tuple t = {};
-	struct sbx_lo d = { .dest.family = AF_INET, .op = op };
-
-	t.ipv4.daddr = a ? a : bpf_htonl(0x7f000001);
-	t.ipv4.dport = ctx->user_port;
-	d.dest.port = bpf_ntohs(ctx->user_port);
-	d.dest.proto = ctx->protocol;
-	__builtin_memcpy(d.dest.addr, &a, 4);
-	return sbx_lo_decide(ctx, &t, sizeof(t.ipv4), &d);
-}
-
-static __always_inline int sbx_lo_check6(struct bpf_sock_addr *ctx, const __u32 a[4], __u16 op)
-{
-	struct bpf_sock_tuple t = {};
-	struct sbx_lo d = { .dest.family = AF_INET6, .op = op };
-
-	/* ::1, or :: (which means this host too) */
-	if (a[0] || a[1] || a[2] || (a[3] && a[3] != bpf_htonl(1)))
-		return 1;
-	t.ipv6.daddr[3] = bpf_htonl(1);
-	t.ipv6.dport = ctx->user_port;
-	d.dest.port = bpf_ntohs(ctx->user_port);
-	d.dest.proto = ctx->protocol;
-	__builtin_memcpy(d.dest.addr, a, 16);
-	return sbx_lo_decide(ctx, &t, sizeof(t.ipv6), &d);
 }
 
 /* ---- destinations decided here ------------------------------------------ */
@@ -385,7 +334,7 @@ static __always_inline int sbx_cg_mark_owner(struct bpf_sock_addr *ctx, __u64 cg
 		sbx_stat_inc(SBX_STAT_ERRORS);
 		return 0;
 	}
-	sbx_owner_set(o, cgid, ctx->protocol);
+	sbx_owner_set(o, cgid, ctx->protocol, ctx->sk->src_port);
 	return 1;
 }
 
@@ -403,87 +352,123 @@ static __always_inline int sbx_cg_own_dns(struct bpf_sock_addr *ctx, __u16 op)
 	return sbx_cg_mark_owner(ctx, cgid);
 }
 
-static __always_inline int sbx_cg_dest(struct bpf_sock_addr *ctx, struct sbx_dest *d, __u16 op)
+/*
+ * l->dest, decided for the session: its rules, then, for a destination
+ * on this host (tlen: the listener lookup's tuple; 0 for any other), its
+ * listener (sbx_lo_decide). A datagram's answers are remembered on its
+ * socket (sbx_dcache), the listener's only when it is the session's own.
+ */
+static __always_inline int sbx_cg_addr(struct bpf_sock_addr *ctx, struct sbx_lo *l,
+				       struct bpf_sock_tuple *t, __u32 tlen)
 {
 	__u64 cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level), expires = ~0ull;
+	struct sbx_dest *d = &l->dest;
+	bool dgram = l->op == SBX_OP_SENDMSG, own = false;
 	struct sbx_dcache *c = NULL;
 	struct sbx_session *s;
-	__u64 epoch = 0;
-	__u32 rule = 0;
+	__u64 net = 0, lo = 0;
+	__u32 rule = 0, gen = 0;
+	int hit = SBX_DC_MISS, r = 1;
 	__u8 v;
 
-	if (!cgid || (op == SBX_OP_CONNECT && sbx_lsm_decided(ctx)))
+	if (!cgid)
 		return 1;
 	d->proto = ctx->protocol;
-	if (op == SBX_OP_SENDMSG) {
-		/* read before anything is decided: the daemon moves it after
-		 * it changes what a decision reads, a session's entry too */
-		epoch = sbx_read_epoch(SBX_EPOCH_NET);
+	if (dgram) {
+		/* read before anything is decided or looked up: the daemon
+		 * moves NET after it changes what a decision reads, a
+		 * session's entry too, and a port changing hands moves PORTS */
+		net = sbx_read_epoch(SBX_EPOCH_NET);
+		if (tlen)
+			lo = sbx_read_epoch(SBX_EPOCH_PORTS);
 		c = bpf_sk_storage_get(&sbx_dcache, ctx->sk, 0, 0);
-		if (c && sbx_dcache_hit(c, cgid, d, epoch)) {
-			sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
+		if (c)
+			hit = sbx_dcache_hit(c, cgid, d, net, lo, &gen);
+		if (hit == SBX_DC_WHOLE) {
+			sbx_stat_inc(tlen ? SBX_STAT_LO_CACHE_HIT : SBX_STAT_NET_CACHE_HIT);
 			return 1;
 		}
+		if (hit)
+			sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
 	}
-	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
-	if (!s)
-		return 1;
-	/* its first datagram binds an unbound socket: whose port it is must
-	 * be known before anyone can send to it (a remembered destination
-	 * means this ran before) */
-	if (op == SBX_OP_SENDMSG && !sbx_cg_mark_owner(ctx, cgid))
-		return 0;
-	sbx_stat_inc(SBX_STAT_CHECKS);
-	if (sbx_dns_bypass(d->family, d->addr, d->port)) {
-		v = SBX_V_DENY;
-		rule = SBX_RULE_DNS_PATH;
-	} else {
-		v = sbx_net_decide(s, cgid, d, &rule, &expires);
-	}
-	sbx_net_grant(s, cgid, d, &v, &rule);
-	if (v <= SBX_V_ALLOW) {
-		if (op == SBX_OP_SENDMSG) {
-			if (!c)
-				c = bpf_sk_storage_get(&sbx_dcache, ctx->sk, 0,
-						       BPF_SK_STORAGE_GET_F_CREATE);
-			if (c)
-				sbx_dcache_put(c, cgid, d, epoch, expires);
+	if (!hit && !(l->op == SBX_OP_CONNECT && sbx_lsm_decided(ctx))) {
+		s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+		if (!s)
+			return 1;
+		/* its first datagram binds an unbound socket: whose port it
+		 * is must be known before anyone can send to it (a
+		 * remembered destination means this ran before) */
+		if (dgram && !sbx_cg_mark_owner(ctx, cgid))
+			return 0;
+		sbx_stat_inc(SBX_STAT_CHECKS);
+		if (sbx_dns_bypass(d->family, d->addr, d->port)) {
+			v = SBX_V_DENY;
+			rule = SBX_RULE_DNS_PATH;
+		} else {
+			v = sbx_net_decide(s, cgid, d, &rule, &expires);
 		}
-		return 1;
+		sbx_net_grant(s, cgid, d, &v, &rule);
+		if (v > SBX_V_ALLOW)
+			return sbx_sock_addr_event(s, cgid, l->op, 0, d, v, rule);
 	}
-	return sbx_sock_addr_event(s, cgid, op, 0, d, v, rule);
+	if (tlen)
+		r = sbx_lo_decide(ctx, t, tlen, l, cgid, &own);
+	if (!dgram || (hit && !own))
+		return r;
+	if (!c)
+		c = bpf_sk_storage_get(&sbx_dcache, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!c)
+		return r;
+	if (hit)
+		sbx_dcache_put_lo(c, gen, lo);
+	else
+		sbx_dcache_put(c, cgid, d, net, !tlen ? 0 : own ? lo : ~0ull, expires);
+	return r;
 }
 
-static __always_inline int sbx_cg_dest4(struct bpf_sock_addr *ctx, __u32 a, __u16 op)
+/* 127.0.0.0/8 and 0.0.0.0 (this host): looked up as 127.0.0.1. One call
+ * of sbx_cg_addr for either: each inlined copy is verified on its own */
+static __always_inline int sbx_addr4(struct bpf_sock_addr *ctx, __u32 a, __u16 op)
 {
-	struct sbx_dest d = { .family = AF_INET };
+	struct bpf_sock_tuple t = {};
+	struct sbx_lo l = { .dest.family = AF_INET, .op = op };
+	__u32 tlen = 0;
 
-	d.port = bpf_ntohs(ctx->user_port);
-	d.w[0] = a;
-	return sbx_cg_dest(ctx, &d, op);
+	l.dest.port = bpf_ntohs(ctx->user_port);
+	l.dest.w[0] = a;
+	if (sbx_lo4(a)) {
+		t.ipv4.daddr = a ? a : bpf_htonl(0x7f000001);
+		t.ipv4.dport = ctx->user_port;
+		tlen = sizeof(t.ipv4);
+	}
+	return sbx_cg_addr(ctx, &l, &t, tlen);
 }
 
-static __always_inline int sbx_cg_dest6(struct bpf_sock_addr *ctx, const __u32 a[4], __u16 op)
+/* ::1, and :: (which means this host too): looked up as ::1 */
+static __always_inline int sbx_addr6(struct bpf_sock_addr *ctx, const __u32 a[4], __u16 op)
 {
-	struct sbx_dest d = { .family = AF_INET6 };
+	struct bpf_sock_tuple t = {};
+	struct sbx_lo l = { .dest.family = AF_INET6, .op = op };
+	__u32 tlen = 0;
 
-	d.port = bpf_ntohs(ctx->user_port);
-	__builtin_memcpy(d.addr, a, 16);
-	return sbx_cg_dest(ctx, &d, op);
+	l.dest.port = bpf_ntohs(ctx->user_port);
+	__builtin_memcpy(l.dest.addr, a, 16);
+	if (!a[0] && !a[1] && !a[2] && (!a[3] || a[3] == bpf_htonl(1))) {
+		t.ipv6.daddr[3] = bpf_htonl(1);
+		t.ipv6.dport = ctx->user_port;
+		tlen = sizeof(t.ipv6);
+	}
+	return sbx_cg_addr(ctx, &l, &t, tlen);
 }
 
-static __always_inline int sbx_addr4(struct bpf_sock_addr *ctx, __u16 op)
+static __always_inline int sbx_cg4(struct bpf_sock_addr *ctx, __u16 op)
 {
-	__u32 a = ctx->user_ip4;
-
 	if (sbx_dns_wanted(ctx))
 		return sbx_cg_own_dns(ctx, op) ? sbx_dns_redirect4(ctx) : 0;
-	if (!sbx_cg_dest4(ctx, a, op))
-		return 0;
-	return sbx_lo4(a) ? sbx_lo_check4(ctx, a, op) : 1;
+	return sbx_addr4(ctx, ctx->user_ip4, op);
 }
 
-static __always_inline int sbx_addr6(struct bpf_sock_addr *ctx, __u16 op)
+static __always_inline int sbx_cg6(struct bpf_sock_addr *ctx, __u16 op)
 {
 	__u32 a[4];
 
@@ -493,38 +478,33 @@ static __always_inline int sbx_addr6(struct bpf_sock_addr *ctx, __u16 op)
 	a[1] = ctx->user_ip6[1];
 	a[2] = ctx->user_ip6[2];
 	a[3] = ctx->user_ip6[3];
-	if (sbx_v4mapped(a)) {
-		if (!sbx_cg_dest4(ctx, a[3], op))
-			return 0;
-		return sbx_lo4(a[3]) ? sbx_lo_check4(ctx, a[3], op) : 1;
-	}
-	if (!sbx_cg_dest6(ctx, a, op))
-		return 0;
-	return sbx_lo_check6(ctx, a, op);
+	if (sbx_v4mapped(a))
+		return sbx_addr4(ctx, a[3], op);
+	return sbx_addr6(ctx, a, op);
 }
 
 SEC("cgroup/connect4")
 int sbx_dns_connect4(struct bpf_sock_addr *ctx)
 {
-	return sbx_addr4(ctx, SBX_OP_CONNECT);
+	return sbx_cg4(ctx, SBX_OP_CONNECT);
 }
 
 SEC("cgroup/connect6")
 int sbx_dns_connect6(struct bpf_sock_addr *ctx)
 {
-	return sbx_addr6(ctx, SBX_OP_CONNECT);
+	return sbx_cg6(ctx, SBX_OP_CONNECT);
 }
 
 SEC("cgroup/sendmsg4")
 int sbx_dns_sendmsg4(struct bpf_sock_addr *ctx)
 {
-	return sbx_addr4(ctx, SBX_OP_SENDMSG);
+	return sbx_cg4(ctx, SBX_OP_SENDMSG);
 }
 
 SEC("cgroup/sendmsg6")
 int sbx_dns_sendmsg6(struct bpf_sock_addr *ctx)
 {
-	return sbx_addr6(ctx, SBX_OP_SENDMSG);
+	return sbx_cg6(ctx, SBX_OP_SENDMSG);
 }
 
 /*

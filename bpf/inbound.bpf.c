@@ -16,13 +16,13 @@
  * cannot look a listener up; cgroup sock_addr programs can
  * (bpf_sk_lookup_tcp/udp). They are attached to the cgroup root, so they
  * run for every process's connect and addressed send; what an outside
- * process pays is a few loads unless the destination is loopback and a
- * live session has held a port of that protocol (SBX_EPOCH_SESSION_PORTS:
- * TCP and UDP apart), and a session's
- * own processes leave at once (dns.bpf.c decides for them). A stream of
+ * process pays is a few loads unless the destination is loopback, on a
+ * port a socket of a live session has held (sbx_held_ports, under the
+ * word SBX_EPOCH_SESSION_PORTS: TCP and UDP apart), and a session's own
+ * processes leave at once (dns.bpf.c decides for them). A stream of
  * datagrams to one loopback destination whose listener is not a
- * session's costs one socket storage lookup (sbx_lo_seen, with cgid 0)
- * until a UDP port anywhere changes hands.
+ * session's costs one socket storage lookup (sbx_dcache, with cgid 0 and
+ * no NET epoch) until a UDP port anywhere changes hands.
  *
  * Whose a listener is: the session recorded in its socket storage
  * (sbx_sk_owner) when it got its port. A recorded session whose entry
@@ -31,7 +31,11 @@
  * Not covered here: a UDP socket connected before a session took the
  * port sends without another check (no program runs on an unaddressed
  * send); a destination that is one of this host's other addresses
- * (reaching a listener bound to 0.0.0.0) is not recognised as local.
+ * (reaching a listener bound to 0.0.0.0) is not recognised as local; a
+ * port the kernel picks for a session's socket (bind to port 0, listen
+ * or a datagram without bind) is visible for the moment between its
+ * choice and the fexit program that records it (ports.bpf.c), to a
+ * client that would have to guess it.
  */
 #include "sbx_common.h"
 
@@ -57,7 +61,7 @@ static __always_inline int sbx_in_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	struct sbx_dcache *seen = NULL;
 	struct bpf_sock *sk;
 	__u64 cgid = 0, *owner, epoch = ~0ull;
-	__u32 rule = 0;
+	__u32 rule = 0, gen;
 	__u8 v;
 
 	if (d->proto == SBX_PROTO_TCP) {
@@ -65,8 +69,8 @@ static __always_inline int sbx_in_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	} else if (d->proto == SBX_PROTO_UDP) {
 		/* read before the lookup, as dns.bpf.c does */
 		epoch = sbx_read_epoch(SBX_EPOCH_PORTS);
-		seen = bpf_sk_storage_get(&sbx_lo_seen, ctx->sk, 0, 0);
-		if (seen && sbx_dcache_hit(seen, 0, d, epoch))
+		seen = bpf_sk_storage_get(&sbx_dcache, ctx->sk, 0, 0);
+		if (seen && sbx_dcache_hit(seen, 0, d, 0, epoch, &gen) == SBX_DC_WHOLE)
 			return 1;
 		sk = bpf_sk_lookup_udp(ctx, t, tlen, SBX_CURRENT_NETNS, 0);
 	} else {
@@ -82,10 +86,10 @@ static __always_inline int sbx_in_decide(struct bpf_sock_addr *ctx, struct bpf_s
 		/* nobody, or not a session's: remembered for the next datagram */
 		if (epoch != ~0ull) {
 			if (!seen)
-				seen = bpf_sk_storage_get(&sbx_lo_seen, ctx->sk, 0,
+				seen = bpf_sk_storage_get(&sbx_dcache, ctx->sk, 0,
 							  BPF_SK_STORAGE_GET_F_CREATE);
 			if (seen)
-				sbx_dcache_put(seen, 0, d, epoch, ~0ull);
+				sbx_dcache_put(seen, 0, d, 0, epoch, ~0ull);
 		}
 		return 1;
 	}
@@ -102,12 +106,15 @@ static __always_inline int sbx_in_decide(struct bpf_sock_addr *ctx, struct bpf_s
 }
 
 /* Only what an outside process's loopback destination needs: the global
- * word first (a session holds a port of this protocol), then the session
- * gate. An unreadable word (~0) looks. */
+ * word first (a session holds a port of this protocol), then the port's
+ * bit (a session's socket has held this one, sbx_held_ports), then the
+ * session gate. An unreadable word (~0) or set looks. */
 static __always_inline bool sbx_in_wanted(const struct bpf_sock_addr *ctx)
 {
-	return (sbx_read_epoch(SBX_EPOCH_SESSION_PORTS) & sbx_session_ports_bit(ctx->protocol)) &&
-	       !sbx_maybe_in_session();
+	__u8 proto = ctx->protocol;
+
+	return (sbx_read_epoch(SBX_EPOCH_SESSION_PORTS) & sbx_session_ports_bit(proto)) &&
+	       sbx_port_maybe_held(proto, bpf_ntohs(ctx->user_port)) && !sbx_maybe_in_session();
 }
 
 static __always_inline int sbx_in4(struct bpf_sock_addr *ctx, __u32 a)

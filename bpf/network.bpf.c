@@ -122,9 +122,10 @@ static __always_inline int sbx_parse_dest(__u16 sk_family, struct sockaddr *sa, 
  * it; a connected datagram socket is not found. Recorded there rather
  * than at socket creation, where every session socket would pay for a
  * storage allocation. -ENOMEM when it cannot be recorded: an unmarked
- * listener of the session would count as an outside one.
+ * listener of the session would count as an outside one. port: the one
+ * a bind asks for, or 0.
  */
-static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid)
+static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid, __u16 port)
 {
 	struct sock *sk = so->sk;
 	__u64 *o;
@@ -136,11 +137,11 @@ static __always_inline int sbx_mark_owner(struct socket *so, __u64 cgid)
 		sbx_stat_inc(SBX_STAT_ERRORS);
 		return -ENOMEM;
 	}
-	sbx_owner_set(o, cgid, sk->sk_protocol);
+	sbx_owner_set(o, cgid, sk->sk_protocol, port ?: sk->__sk_common.skc_num);
 	return 0;
 }
 
-static __always_inline int sbx_mark_port_holder(struct socket *so)
+static __always_inline int sbx_mark_port_holder(struct socket *so, __u16 port)
 {
 	struct sock *sk = so->sk;
 	__u64 cgid = 0;
@@ -153,7 +154,7 @@ static __always_inline int sbx_mark_port_holder(struct socket *so)
 		return 0;
 	if (!sbx_session_lookup(&cgid))
 		return 0;
-	return sbx_mark_owner(so, cgid);
+	return sbx_mark_owner(so, cgid, port);
 }
 
 /*
@@ -164,16 +165,17 @@ static __always_inline int sbx_mark_port_holder(struct socket *so)
  * kernel picks (listen() or connect() without bind, a first datagram)
  * is ephemeral and never one of those. Every family puts the port at
  * offset 2 (sockaddr_in, sockaddr_in6, the AF_UNSPEC that inet_bind
- * takes as INADDR_ANY).
+ * takes as INADDR_ANY). *port: the port asked for, 0 for the kernel's.
  */
-static __always_inline int sbx_check_reserved(struct socket *sock, struct sockaddr *sa, int len)
+static __always_inline int sbx_check_reserved(struct socket *sock, struct sockaddr *sa, int len,
+					      __u16 *port)
 {
 	struct sock *sk = sock->sk;
 	struct sbx_file_rule *r;
 	struct sbx_session *s;
 	struct sbx_event *e;
 	__u64 cgid = 0;
-	__u16 fam, port = 0;
+	__u16 fam;
 	__u8 v;
 	int ret;
 
@@ -182,15 +184,15 @@ static __always_inline int sbx_check_reserved(struct socket *sock, struct sockad
 	fam = sk->__sk_common.skc_family;
 	if (fam != AF_INET && fam != AF_INET6)
 		return 0;
-	if (bpf_probe_read_kernel(&port, sizeof(port), (void *)sa + 2))
+	if (bpf_probe_read_kernel(port, sizeof(*port), (void *)sa + 2))
 		return -EPERM;
-	port = bpf_ntohs(port);
-	if (!port)
+	*port = bpf_ntohs(*port);
+	if (!*port)
 		return 0;
 	s = sbx_session_lookup(&cgid);
 	if (!s)
 		return 0;
-	r = sbx_port_rule(s->pol.policy_id, port);
+	r = sbx_port_rule(s->pol.policy_id, *port);
 	if (!r)
 		return 0;
 	v = r->verdict[SBX_PORT_BIND];
@@ -203,7 +205,7 @@ static __always_inline int sbx_check_reserved(struct socket *sock, struct sockad
 		return ret;
 	e->family = fam;
 	e->flags = fam == AF_INET6 ? SBX_EVF_NET6 : SBX_EVF_NET4;
-	e->port = port;
+	e->port = *port;
 	e->proto = sk->sk_protocol;
 	if (fam == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6))
 		bpf_probe_read_kernel(e->addr, 16, (void *)sa + 8);
@@ -266,7 +268,10 @@ static __always_inline bool sbx_ll_in_session(void)
 static __always_inline int sbx_bind_decide(struct socket *sock, struct sockaddr *address,
 					   int addrlen)
 {
-	return sbx_check_reserved(sock, address, addrlen) ?: sbx_mark_port_holder(sock);
+	__u16 port = 0;
+
+	return sbx_check_reserved(sock, address, addrlen, &port) ?:
+	       sbx_mark_port_holder(sock, port);
 }
 
 SEC("lsm/socket_bind")
@@ -282,7 +287,7 @@ int BPF_PROG(sbx_socket_listen, struct socket *sock, int backlog, int ret)
 {
 	if (ret || !sbx_maybe_in_session())
 		return ret;
-	return sbx_mark_port_holder(sock);
+	return sbx_mark_port_holder(sock, 0);
 }
 
 SEC("fentry/security_socket_bind")
@@ -304,7 +309,7 @@ SEC("fentry/security_socket_listen")
 int BPF_PROG(sbx_ll_listen_decide, struct socket *sock, int backlog)
 {
 	if (sbx_ll_in_session())
-		sbx_ll_leave(sock, sbx_mark_port_holder(sock));
+		sbx_ll_leave(sock, sbx_mark_port_holder(sock, 0));
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * ports.bpf.c - the moment a datagram port may change hands.
  *
  * dns.bpf.c remembers, per session socket, the last loopback destination
- * whose listener was the session's own (sbx_lo_seen), so that a stream of
+ * whose listener was the session's own (sbx_dcache), so that a stream of
  * datagrams to a server of the session skips the listener lookup. Which
  * socket a datagram to a port reaches changes only when a UDP socket
  * anywhere takes a port, leaves it, changes the address or device it
@@ -93,11 +93,30 @@ static __always_inline void sbx_note_dev_port(struct sock *sk)
 		*held = 0;	/* never back: 0 is the only other value written */
 }
 
+/*
+ * A socket whose owner is a session (recorded at its bind or listen,
+ * before the kernel chose its port) took a port: the kernel's choice is
+ * known only now (sbx_hold_port). A first datagram's owner is recorded
+ * after its autobind, with the port (dns.bpf.c).
+ */
+static __always_inline void sbx_note_held_port(struct sock *sk)
+{
+	__u16 port = sk->__sk_common.skc_num;
+	__u64 *o;
+
+	if (!port)
+		return;
+	o = bpf_sk_storage_get(&sbx_sk_owner, sk, 0, 0);
+	if (o && *o)
+		sbx_hold_port(sk->sk_protocol, port);
+}
+
 /* a port taken by a UDP socket, by bind or any autobind */
 SEC("fexit/udp_lib_get_port")
 int BPF_PROG(sbx_udp_took_port, struct sock *sk)
 {
 	sbx_note_dev_port(sk);
+	sbx_note_held_port(sk);
 	sbx_bump_epoch(SBX_EPOCH_PORTS);
 	return 0;
 }
@@ -108,6 +127,7 @@ SEC("fexit/inet_csk_get_port")
 int BPF_PROG(sbx_tcp_took_port, struct sock *sk)
 {
 	sbx_note_dev_port(sk);
+	sbx_note_held_port(sk);
 	return 0;
 }
 

@@ -186,19 +186,66 @@ static __always_inline __u64 sbx_session_ports_bit(__u8 proto)
 	return proto == IPPROTO_UDP ? 2 : 1;
 }
 
+/* port's word in struct sbx_held_ports. The mask is for the verifier,
+ * which loses a port's bounds through bpf_ntohs (a byte swap), and which
+ * clang would drop as redundant without the barrier. */
+static __always_inline __u32 sbx_held_word(__u8 proto, __u16 port)
+{
+	__u32 i = (proto == IPPROTO_UDP ? SBX_HELD_PORT_WORDS / 2 : 0) + (port >> 6);
+
+	barrier_var(i);
+	return i & (SBX_HELD_PORT_WORDS - 1);
+}
+
+/*
+ * A session's socket holds port (0: none yet). Set where the port is
+ * known: before a bind to it is visible (network.bpf.c), where an owner
+ * is recorded on a socket that has one (a first datagram), and right
+ * after a port is taken by a socket whose owner was recorded before
+ * (ports.bpf.c: an ephemeral bind, listen's autobind).
+ */
+static __always_inline void sbx_hold_port(__u8 proto, __u16 port)
+{
+	__u64 bit = 1ull << (port & 63);
+	struct sbx_held_ports *h;
+	__u32 k = 0;
+
+	if (!port)
+		return;
+	h = bpf_map_lookup_elem(&sbx_held_ports, &k);
+	if (!h)
+		return;
+	if (!(h->w[sbx_held_word(proto, port)] & bit))
+		__sync_fetch_and_or(&h->w[sbx_held_word(proto, port)], bit);
+}
+
+/* whether a session's socket may hold port: true when the set cannot be read */
+static __always_inline bool sbx_port_maybe_held(__u8 proto, __u16 port)
+{
+	struct sbx_held_ports *h;
+	__u32 k = 0;
+
+	h = bpf_map_lookup_elem(&sbx_held_ports, &k);
+	if (!h)
+		return true;
+	return h->w[sbx_held_word(proto, port)] & (1ull << (port & 63));
+}
+
 /*
  * Whose a loopback listener is (dns.bpf.c and inbound.bpf.c look it up
  * and read this): the session that gave the socket its port, recorded in
- * o, the socket's sbx_sk_owner storage. network.bpf.c records it at bind,
- * listen and a first datagram; on the landlock tier dns.bpf.c records the
- * datagrams' (no LSM hook runs there).
+ * o, the socket's sbx_sk_owner storage, with port, the socket's port if
+ * it has one or the one a bind asks for. network.bpf.c records it at
+ * bind, listen and a first datagram; on the landlock tier dns.bpf.c
+ * records the datagrams' (no LSM hook runs there).
  */
-static __always_inline void sbx_owner_set(__u64 *o, __u64 cgid, __u8 proto)
+static __always_inline void sbx_owner_set(__u64 *o, __u64 cgid, __u8 proto, __u16 port)
 {
 	__u32 k = SBX_EPOCH_SESSION_PORTS;
 	__u64 *any;
 	bool moved;
 
+	sbx_hold_port(proto, port);
 	if (*o == cgid)
 		return;
 	/* a socket of another session changes hands: a loopback listener

@@ -104,6 +104,14 @@ SBX_MAP struct {
 	__type(value, __u64);
 } sbx_stats SEC(".maps");
 
+/* the ports sessions' sockets hold (struct sbx_held_ports) */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sbx_held_ports);
+} sbx_held_ports SEC(".maps");
+
 /* ports that a socket bound to a device has held (struct sbx_dev_port_key):
  * every TCP and UDP port fits, so it never fills */
 SBX_MAP struct {

@@ -20,14 +20,23 @@ SBX_MAP struct {
 } sbx_listeners SEC(".maps");
 
 /*
- * A datagram socket's last allowed destination (network.bpf.c): a stream
- * of datagrams to one peer (QUIC, DNS, RTP) then costs one storage lookup
- * instead of two LPM lookups and a learned-address lookup each. It holds
- * for the session that decided it, while the daemon has changed nothing a
- * network decision reads (SBX_EPOCH_NET: it moves when a session's entry,
- * and so its policy, changes too), and until the learned
- * address it relied on expires. Only plain allows are kept: whatever
- * makes an event, and DNS to the session's resolver, is decided each time.
+ * A datagram socket's last allowed destination: a stream of datagrams to
+ * one peer (QUIC, DNS, RTP, a server of the session on loopback) then
+ * costs one storage lookup instead of two LPM lookups, a learned-address
+ * lookup and a listener lookup each. Two answers are kept under their own
+ * epochs, and a hit needs both:
+ * - the destination's verdict (dns.bpf.c), for the session that decided
+ *   it, while the daemon has changed nothing a network decision reads
+ *   (SBX_EPOCH_NET: it moves when a session's entry, and so its policy,
+ *   changes too), and until the learned address it relied on expires.
+ *   Only plain allows are kept: whatever makes an event, and DNS to the
+ *   session's resolver, is decided each time;
+ * - for a loopback destination, that its listener is the session's own
+ *   (or, for a socket outside every session, inbound.bpf.c, not a
+ *   session's). The listener found can change only when a datagram socket
+ *   takes, leaves or re-addresses a port, or a socket changes session;
+ *   each moves SBX_EPOCH_PORTS (ports.bpf.c, and sbx_mark_owner). Any
+ *   other listener is looked up on every datagram.
  * Threads of a session may send on one socket at once: gen is a sequence
  * count (odd while the entry is being written), so that a reader never
  * takes half of one destination and half of another for a match.
@@ -38,22 +47,6 @@ SBX_MAP struct {
 	__type(key, int);
 	__type(value, struct sbx_dcache);
 } sbx_dcache SEC(".maps");
-
-/*
- * A datagram socket's last loopback destination whose listener was the
- * session's own (dns.bpf.c): a stream to a server of the session then
- * skips the listener lookup. The listener found can change only when a
- * datagram socket takes, leaves or re-addresses a port, or a socket
- * changes session; each moves SBX_EPOCH_PORTS (ports.bpf.c, and
- * sbx_mark_owner), the epoch such an entry is kept at. Same layout and
- * sequence count as sbx_dcache; expires_ns is always ~0.
- */
-SBX_MAP struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sbx_dcache);
-} sbx_lo_seen SEC(".maps");
 
 /* who is at the daemon's end of a control connection (struct sbx_ctl_peer) */
 SBX_MAP struct {
@@ -289,32 +282,47 @@ struct sbx_dest {
  */
 #define sbx_barrier() asm volatile("" ::: "memory")
 
-/*
- * A remembered verdict holds for one destination, for the session that
- * decided it, at the epoch read before it was decided (SBX_EPOCH_NET for
- * sbx_dcache, SBX_EPOCH_PORTS for sbx_lo_seen).
- */
-static __always_inline bool sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
-					   const struct sbx_dest *d, __u64 epoch)
-{
-	__u32 gen = *(volatile __u32 *)&c->gen;
-	__u64 diff;
-	bool same;
+/* what a remembered destination answers (sbx_dcache_hit) */
+enum sbx_dcache_answer {
+	SBX_DC_MISS = 0,
+	SBX_DC_VERDICT,		/* the verdict; its listener is looked up */
+	SBX_DC_WHOLE,		/* the verdict and the listener: nothing more */
+};
 
-	if (gen & 1)
-		return false;	/* being written */
+/*
+ * A remembered destination answers for one destination, for the session
+ * that decided it (cgid), at the epochs read before it was decided: net
+ * (SBX_EPOCH_NET), and lo, SBX_EPOCH_PORTS for a loopback destination or
+ * 0 for any other. *gen is the count the answer was read under, for
+ * sbx_dcache_put_lo.
+ */
+static __always_inline int sbx_dcache_hit(struct sbx_dcache *c, __u64 cgid,
+					  const struct sbx_dest *d, __u64 net, __u64 lo,
+					  __u32 *gen)
+{
+	__u32 g = *(volatile __u32 *)&c->gen;
+	__u64 diff;
+	bool same, whole;
+
+	if (g & 1)
+		return SBX_DC_MISS;	/* being written */
 	sbx_barrier();
-	same = c->cgid == cgid && c->epoch == epoch &&
+	same = c->cgid == cgid && c->epoch == net &&
 	       c->family == d->family && c->port == d->port && c->proto == d->proto;
 	diff = (c->w[0] ^ d->w[0]) | (c->w[1] ^ d->w[1]);
 	same = same && !diff &&
 	       (c->expires_ns == ~0ull || bpf_ktime_get_boot_ns() <= c->expires_ns);
+	whole = c->lo_epoch == lo;
 	sbx_barrier();
-	return same && *(volatile __u32 *)&c->gen == gen;
+	if (!same || *(volatile __u32 *)&c->gen != g)
+		return SBX_DC_MISS;
+	*gen = g;
+	return whole && lo != ~0ull ? SBX_DC_WHOLE : SBX_DC_VERDICT;
 }
 
 static __always_inline void sbx_dcache_put(struct sbx_dcache *c, __u64 cgid,
-					   const struct sbx_dest *d, __u64 epoch, __u64 expires)
+					   const struct sbx_dest *d, __u64 net, __u64 lo,
+					   __u64 expires)
 {
 	__u32 gen = *(volatile __u32 *)&c->gen;
 
@@ -323,13 +331,26 @@ static __always_inline void sbx_dcache_put(struct sbx_dcache *c, __u64 cgid,
 		return;
 	sbx_barrier();
 	c->cgid = cgid;
-	c->epoch = epoch;
+	c->epoch = net;
+	c->lo_epoch = lo;
 	c->expires_ns = expires;
 	c->family = d->family;
 	c->port = d->port;
 	c->proto = d->proto;
 	c->w[0] = d->w[0];
 	c->w[1] = d->w[1];
+	sbx_barrier();
+	*(volatile __u32 *)&c->gen = gen + 2;
+}
+
+/* the listener of the destination read under gen was found too: written
+ * only if the entry is still that one */
+static __always_inline void sbx_dcache_put_lo(struct sbx_dcache *c, __u32 gen, __u64 lo)
+{
+	if (__sync_val_compare_and_swap(&c->gen, gen, gen + 1) != gen)
+		return;
+	sbx_barrier();
+	c->lo_epoch = lo;
 	sbx_barrier();
 	*(volatile __u32 *)&c->gen = gen + 2;
 }

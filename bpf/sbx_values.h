@@ -9,12 +9,14 @@
 
 #include "bpfsbx.h"
 
-/* see sbx_dcache and sbx_lo_seen (sbx_storage.h) */
+/* see sbx_dcache (sbx_storage.h) */
 struct sbx_dcache {
 	__u32 gen;
 	__u32 _pad;
-	__u64 cgid;
-	__u64 epoch;		/* the one its map trusts (see sbx_dcache_hit) */
+	__u64 cgid;		/* the session that decided; 0: a socket outside */
+	__u64 epoch;		/* SBX_EPOCH_NET when decided; 0 outside */
+	__u64 lo_epoch;		/* SBX_EPOCH_PORTS when its listener was looked
+				 * up; 0: not this host's; ~0: look each time */
 	__u64 expires_ns;	/* CLOCK_BOOTTIME; ~0: no learned address */
 	union {			/* 8-aligned: compared as two words */
 		__u8  addr[16];

@@ -13,9 +13,11 @@ AD=$ROOT/policy/shipped/agent-default.yaml
 PY="/usr/bin/python3 -I -S"
 
 # the squatter: serves KIND (tcp4 tcp6 udp4 udp6 ustream udgram) on
-# ADDR PORT (unix: a path or @abstract) and appends what it gets to CAP
+# ADDR PORT (unix: a path or @abstract) and appends what it gets to CAP.
+# PORT 0: the kernel picks it at bind; listen: at listen(), unbound; send:
+# at a first datagram, unbound. The port it got is in CAP.port.
 SQUAT='import os, socket, sys, time
-kind, addr, port, cap = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+kind, addr, port, cap = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 stream = kind in ("tcp4", "tcp6", "ustream")
 if kind in ("ustream", "udgram"):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM if stream else socket.SOCK_DGRAM)
@@ -27,9 +29,15 @@ else:
     s = socket.socket(socket.AF_INET6 if kind.endswith("6") else socket.AF_INET,
                       socket.SOCK_STREAM if stream else socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port))
+    if port == "send":
+        try: s.sendto(b"x", (addr, 9))
+        except OSError: pass
+    elif port != "listen":
+        s.bind((addr, int(port)))
 if stream:
     s.listen(8)
+if kind not in ("ustream", "udgram"):
+    with open(cap + ".port", "w") as f: f.write(str(s.getsockname()[1]))
 open(cap + ".ready", "w").close()
 s.settimeout(0.5)
 end = time.time() + 600
@@ -83,7 +91,7 @@ CAP=/tmp/inb-cap
 
 # squat POLICY KIND ADDR PORT: the squatter in a session of the test user
 squat() {
-	rm -f $CAP $CAP.ready $CAP.stop
+	rm -f $CAP $CAP.ready $CAP.stop $CAP.port
 	in_session "$1" $PY -c "$SQUAT" "$2" "$3" "$4" $CAP >/tmp/inb-squat.log 2>&1 &
 	SQUAT_PID=$!
 	wait_for test -e $CAP.ready || fail "the squatter did not start: $(cat /tmp/inb-squat.log)"
@@ -165,6 +173,26 @@ test_outside_udp_client_of_a_session_socket_is_refused() {
 	expect "ERR EPERM" as_user $PY -c "$CLIENT" udp6c ::1 7405
 	nothing_captured
 	unsquat
+}
+
+# A port the kernel picks for a session's socket is the session's as much
+# as one it asks for: bind to port 0, listen() unbound and a first datagram
+# unbound, over TCP and UDP. Outside clients look their listener up only
+# on ports a session's socket has held (sbx_held_ports): the kernel's
+# choice is recorded after it is made (bpf/ports.bpf.c), a first
+# datagram's with its owner (bpf/dns.bpf.c)
+test_outside_client_of_a_port_the_kernel_picked_is_refused() {
+	local how kind addr port
+	for how in tcp4:0 tcp4:listen tcp6:listen udp4:0 udp4:send udp6:send; do
+		kind=${how%:*}
+		addr=127.0.0.1
+		[ "${kind#*6}" = "" ] && addr=::1
+		squat $IPOL $kind $addr ${how#*:}
+		port=$(cat $CAP.port)
+		expect "ERR EPERM" as_user $PY -c "$CLIENT" $kind $addr $port
+		nothing_captured
+		unsquat
+	done
 }
 
 test_outside_client_of_a_session_unix_socket_is_refused() {

@@ -180,7 +180,7 @@ print("ACCEPTED" if got else "NOTHING", flush=True)' >/tmp/hidden 2>&1 &
 }
 
 # A session socket remembers the last loopback destination whose listener
-# was the session's own (sbx_lo_seen), so that a stream to a server of the
+# was the session's own (sbx_dcache, beside its verdict), so that a stream to a server of the
 # session skips the lookup. Whoever takes over the port after that must be
 # looked up again (bpf/ports.bpf.c). The session's server and an outside
 # socket share the port (SO_REUSEADDR on both; the kernel gives a datagram

@@ -12,6 +12,7 @@ prog_test() {
 
 test_decision_walk() { prog_test decision_walk; }
 test_dgram_cache() { prog_test dgram_cache; }
+test_dgram_cache_own_listener() { prog_test dgram_cache_own_listener; }
 test_listener() { prog_test listener; }
 test_exec_check() { prog_test exec_check; }
 test_rename_check() { prog_test rename_check; }

@@ -77,6 +77,7 @@ static const struct map_slot slots[] = {
 	SLOT("sbx_dns_sk", dns_sk),
 	SLOT("sbx_learned", learned),
 	SLOT("sbx_dev_ports", dev_ports),
+	SLOT("sbx_held_ports", held_ports),
 };
 
 static int *slot_fd(struct sbx_kernel *k, const struct map_slot *s)
@@ -962,6 +963,18 @@ void sbx_net_changed(const struct sbx_kernel *k)
 			return;
 	}
 	sbx_warn("moving the network epoch: %s", strerror(errno));
+}
+
+void sbx_session_ports_forget(const struct sbx_kernel *k)
+{
+	static const struct sbx_held_ports none;
+	__u32 key = SBX_EPOCH_SESSION_PORTS, zero = 0;
+	__u64 word = 0;
+
+	if (bpf_map_update_elem(k->epoch, &key, &word, BPF_ANY))
+		sbx_warn("clearing the session ports word: %s", strerror(errno));
+	if (bpf_map_update_elem(k->held_ports, &zero, &none, BPF_ANY))
+		sbx_warn("clearing the sessions' ports: %s", strerror(errno));
 }
 
 /*

@@ -15,7 +15,7 @@
 struct sbx_kernel {
 	int sessions, inode_rules, chain_rules, name_rules, net4, net6;
 	int grants, protected_, config, stats, events, epoch, listeners, ctl_peers;
-	int dns_resolvers, dns_ports, dns_sk, learned, dev_ports;
+	int dns_resolvers, dns_ports, dns_sk, learned, dev_ports, held_ports;
 	bool loaded_here;	/* this process loaded and pinned the programs */
 	/* SBX_TIER_BPF_LSM, or SBX_TIER_LANDLOCK where BPF-LSM is not in the
 	 * kernel (or not in its LSM list): the cgroup programs and the
@@ -63,6 +63,10 @@ int sbx_kernel_stats(const struct sbx_kernel *k, uint64_t out[SBX_STAT_MAX]);
  * remember are stale. Call it after the change, never before: a decision
  * reads the epoch first, so one made in between is not kept. */
 void sbx_net_changed(const struct sbx_kernel *k);
+/* No session is left: outside clients' loopback connects and datagrams
+ * stop looking their listener up (bpf/inbound.bpf.c) until a session's
+ * socket takes a port again. Only while no session can start. */
+void sbx_session_ports_forget(const struct sbx_kernel *k);
 /* Is BPF-LSM active? (reads /sys/kernel/security/lsm) */
 bool sbx_bpf_lsm_active(char **lsm_list);
 /* Delete every key of map fd whose first 4 bytes (policy_id) match. For

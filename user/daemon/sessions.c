@@ -471,13 +471,8 @@ void sbx_session_end(struct sbx_daemon *d, struct sbx_session_rt *s)
 	 * their listener up (bpf/inbound.bpf.c) until a session's socket
 	 * takes a port again. Sessions start only in this loop, so none can
 	 * take one between the check and the write. */
-	if (!d->sessions) {
-		__u32 key = SBX_EPOCH_SESSION_PORTS;
-		__u64 zero = 0;
-
-		if (bpf_map_update_elem(d->k.epoch, &key, &zero, BPF_ANY))
-			sbx_warn("clearing the session ports word: %s", strerror(errno));
-	}
+	if (!d->sessions)
+		sbx_session_ports_forget(&d->k);
 	sbx_attach_sessions_changed(d);
 	sbx_info("session %s ended", s->name);
 	{

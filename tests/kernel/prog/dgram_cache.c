@@ -4,7 +4,9 @@
  * is remembered on the socket (sbx_dcache) and answers the next datagram
  * without the policy maps; a denied one is never remembered; moving the
  * NET epoch (what the daemon does after any change a network decision
- * reads) makes the socket decide again.
+ * reads) makes the socket decide again. A loopback destination whose
+ * listener is the session's own is remembered with its listener, under the
+ * PORTS epoch too, and answered whole.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,12 +25,18 @@
 
 static int sock_fd;
 
-static int send_to(void *port)
+/* one datagram from fd to 127.0.0.1:port */
+static int send_from(int fd, int port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(*(int *)port) };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	return sendto(sock_fd, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0;
+	return sendto(fd, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0;
+}
+
+static int send_to(void *port)
+{
+	return send_from(sock_fd, *(int *)port);
 }
 
 static int dgram_cache(void)
@@ -74,10 +82,11 @@ static int dgram_cache(void)
 	PT_CHECK(&t, rc == 0, "the allowed destination was not remembered");
 	PT_CHECK(&t, rc || (c.cgid == t.cgid && c.port == PORT_OK && c.family == AF_INET &&
 			    c.proto == IPPROTO_UDP && c.epoch == 0 && !(c.gen & 1) &&
-			    c.addr[0] == 127 && c.addr[3] == 1),
-		 "remembered cgid %llu port %u family %u proto %u epoch %llu gen %u",
+			    c.addr[0] == 127 && c.addr[3] == 1 && c.lo_epoch == ~0ull),
+		 "remembered cgid %llu port %u family %u proto %u epoch %llu gen %u lo_epoch %llx"
+		 " (nobody listens: its listener is looked up each time)",
 		 (unsigned long long)c.cgid, c.port, c.family, c.proto,
-		 (unsigned long long)c.epoch, c.gen);
+		 (unsigned long long)c.epoch, c.gen, (unsigned long long)c.lo_epoch);
 
 	/* the rule goes without the epoch moving: the socket still sends on
 	 * its remembered verdict, which is what the cache is for */
@@ -101,3 +110,96 @@ out:
 	return t.failed || !t.link;
 }
 PT_TEST(dgram_cache);
+
+static int own_fd, own_port;
+
+static int send_own(void *unused)
+{
+	(void)unused;
+	return send_to(&own_port);
+}
+
+/* the server's first datagram (anywhere allowed) */
+static int send_first(void *unused)
+{
+	(void)unused;
+	return send_from(own_fd, PORT_OK);
+}
+
+static int dgram_cache_own_listener(void)
+{
+	struct sbx_policy_hdr pol = { .policy_id = POLICY, .net_default = SBX_V_DENY };
+	struct sbx_net4_key k = { .prefixlen = 64, .policy_id = htonl(POLICY),
+				  .addr = { 127, 0, 0, 1 } };
+	struct sbx_net_rule r = { .count = 1 };
+	struct sbx_dcache c;
+	struct sockaddr_in a;
+	socklen_t al = sizeof(a);
+	int srv = -1, rc, dc;
+	uint64_t lo_hits, net_hits, ports;
+	struct pt t;
+
+	sock_fd = -1;
+	if (pt_setup(&t, "sbx_dns_sendmsg4", &pol))
+		goto out;
+	sock_fd = pt_socket_in_session(&t, AF_INET, SOCK_DGRAM);
+	srv = pt_socket_in_session(&t, AF_INET, SOCK_DGRAM);
+	PT_CHECK(&t, sock_fd >= 0 && srv >= 0, "sockets in the session: %s", strerror(errno));
+	if (sock_fd < 0 || srv < 0)
+		goto out;
+	dc = bpf_map__fd(t.skel->maps.sbx_dcache);
+	/* every port allowed: the listener alone tells the answers apart */
+	r.r[0] = (struct sbx_net_port_rule){ .port_lo = 1, .port_hi = 65535,
+					     .verdict = SBX_V_ALLOW, .proto = IPPROTO_UDP,
+					     .rule_id = RULE_OK };
+	bpf_map_update_elem(bpf_map__fd(t.skel->maps.sbx_net4), &k, &r, BPF_ANY);
+
+	/* the server's first datagram gives it a port and marks it the
+	 * session's (sbx_cg_mark_owner) */
+	own_fd = srv;
+	rc = pt_in_session(&t, send_first, NULL);
+	PT_CHECK(&t, rc == 0 && !getsockname(srv, (struct sockaddr *)&a, &al),
+		 "the server's first datagram: errno %d", rc);
+	own_port = ntohs(a.sin_port);
+
+	ports = pt_epoch(&t, SBX_EPOCH_PORTS);
+	rc = pt_in_session(&t, send_own, NULL);
+	PT_CHECK(&t, rc == 0, "to the session's own server: errno %d, want 0", rc);
+	memset(&c, 0, sizeof(c));
+	rc = bpf_map_lookup_elem(dc, &sock_fd, &c);
+	PT_CHECK(&t, rc == 0 && c.port == own_port && c.lo_epoch == ports,
+		 "remembered port %u lo_epoch %llu, want %d at PORTS %llu", c.port,
+		 (unsigned long long)c.lo_epoch, own_port, (unsigned long long)ports);
+
+	/* answered whole: neither the policy nor the listener looked at */
+	lo_hits = pt_stat(&t, SBX_STAT_LO_CACHE_HIT);
+	net_hits = pt_stat(&t, SBX_STAT_NET_CACHE_HIT);
+	rc = pt_in_session(&t, send_own, NULL);
+	PT_CHECK(&t, rc == 0 && pt_stat(&t, SBX_STAT_LO_CACHE_HIT) == lo_hits + 1 &&
+		     pt_stat(&t, SBX_STAT_NET_CACHE_HIT) == net_hits,
+		 "the whole answer: errno %d, %llu loopback and %llu verdict hits, want 1 and 0",
+		 rc, (unsigned long long)(pt_stat(&t, SBX_STAT_LO_CACHE_HIT) - lo_hits),
+		 (unsigned long long)(pt_stat(&t, SBX_STAT_NET_CACHE_HIT) - net_hits));
+
+	/* a port changed hands: the verdict still holds, the listener is
+	 * looked up again and remembered at the new epoch */
+	pt_epoch_bump(&t, SBX_EPOCH_PORTS);
+	lo_hits = pt_stat(&t, SBX_STAT_LO_CACHE_HIT);
+	net_hits = pt_stat(&t, SBX_STAT_NET_CACHE_HIT);
+	rc = pt_in_session(&t, send_own, NULL);
+	memset(&c, 0, sizeof(c));
+	bpf_map_lookup_elem(dc, &sock_fd, &c);
+	PT_CHECK(&t, rc == 0 && pt_stat(&t, SBX_STAT_LO_CACHE_HIT) == lo_hits &&
+		     pt_stat(&t, SBX_STAT_NET_CACHE_HIT) == net_hits + 1 &&
+		     c.lo_epoch == ports + 1 && !(c.gen & 1),
+		 "after PORTS moved: errno %d, lo_epoch %llu, want %llu", rc,
+		 (unsigned long long)c.lo_epoch, (unsigned long long)(ports + 1));
+out:
+	pt_teardown(&t);
+	if (sock_fd >= 0)
+		close(sock_fd);
+	if (srv >= 0)
+		close(srv);
+	return t.failed || !t.link;
+}
+PT_TEST(dgram_cache_own_listener);
