@@ -27,20 +27,37 @@ if [ $TIER = bpf-lsm ]; then FILE_DENIED="ERR EPERM"; else FILE_DENIED="ERR EACC
 
 skip() { echo "SKIP: $*"; exit 77; }
 
-# nobpf_61_only NAME...: in a fallback-suite file (tests/kernel/nobpf) that
-# sources a full-tier file, on 6.1 only: the file's tests not named are
-# skipped, with the reason. 6.1's fallback guest runs the file's tests of
-# each hook family named here, 6.12's runs them all: the same programs on
-# the same security_* functions, and a CI run within its time budget.
-nobpf_61_only() {
-	local t k keep
+# on_61_only WHY NAME...: on 6.1 only, the file's tests not named are
+# skipped, saying WHY (6.12's guests run them all)
+on_61_only() {
+	local t k keep why=$1
+	shift
 	[ "${KLINE:-}" = 6.1 ] || return 0
 	for t in $(declare -F | awk '$3 ~ /^test_/ {print $3}'); do
 		keep=0
 		for k in "$@"; do [ "test_$k" = "$t" ] && keep=1; done
-		[ $keep = 1 ] ||
-			eval "$t() { skip 'run by the 6.12 fallback guest; on 6.1 this file runs one test per hook family'; }"
+		[ $keep = 1 ] || eval "$t() { skip '$why'; }"
 	done
+}
+
+# nobpf_61_only NAME...: in a fallback-suite file (tests/kernel/nobpf) that
+# sources a full-tier file: 6.1's fallback guest runs the file's tests of
+# each hook family named here, 6.12's runs them all: the same programs on
+# the same security_* functions, and a CI run within its time budget.
+nobpf_61_only() {
+	on_61_only 'run by the 6.12 fallback guest; on 6.1 this file runs one test per hook family' "$@"
+}
+
+# flows_61_only NAME...: at the end of a file whose tests are mostly the
+# daemon's and the person's flows (the queue and its approvals, the
+# dashboard's API, the exports, the README, the machine floor's merging):
+# on 6.1, both tiers, only the tests named run, those whose kernel step
+# is their own (a refusal, a grant of each kind, a hidden listener). The
+# flows are the same user-space code on every kernel, and their kernel
+# steps are the programs that 6.1's other files test; 6.12's guests run
+# every test, and the CI run stays within its time budget.
+flows_61_only() {
+	on_61_only 'a flow of the daemon and the person, the same on every kernel: run by the 6.12 guests; on 6.1 this file runs its tests with a kernel step of their own' "$@"
 }
 # also on stderr: a fail inside $(...) would otherwise be swallowed with
 # its message, and set -e end the test without a word

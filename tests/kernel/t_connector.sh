@@ -54,3 +54,5 @@ test_post_tool_use_audit_from_session() {
 	grep -h '"event":"connector"' $PROJ/.sandbox/audit/*.jsonl | grep -q toolu_1 ||
 		fail "no connector record in the audit log"
 }
+
+flows_61_only hook_in_session_cannot_write_the_queue_itself

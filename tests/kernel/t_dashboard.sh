@@ -242,3 +242,6 @@ test_live_session_in_chromium_approve_click_makes_the_retry_succeed() {
 	wait $STEPPER || true
 	dash_stop
 }
+
+flows_61_only unix_socket_dashboard_is_refused_to_sessions_in_the_kernel \
+	tcp_dashboard_is_refused_to_sessions_in_the_kernel

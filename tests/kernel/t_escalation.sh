@@ -297,3 +297,7 @@ test_the_sessions_terminal_is_told_once_per_request() {
 	one_pending >/dev/null
 	! grep -q "waiting for a person" /tmp/esc-notty.err || fail "told a file: $(cat /tmp/esc-notty.err)"
 }
+
+flows_61_only ask_is_denied_and_requested_with_context ask_to_create_a_file_is_requested_and_approved \
+	exec_ask_is_requested_and_approved network_ask_approved approve_session_lasts_for_the_session \
+	session_cannot_write_its_queue

@@ -298,3 +298,6 @@ test_with_keys_only_a_signed_floor_is_taken() {
 		fail "verify: $("$SBX" policy verify $MDIR/machine.yaml 2>&1)"
 	rm -rf $MDIR
 }
+
+flows_61_only project_allow_of_a_key_is_refused_under_the_floor \
+	a_network_floor_holds_over_a_running_sessions_allow

@@ -112,3 +112,5 @@ assert e[0]["SYSLOG_IDENTIFIER"] == "bpfsbx" and e[0]["SBX_RULE_REASON"], e[0]
 PY
 		fail "$(head -c 800 /tmp/ops.remote) upload: $(tail -n 3 /tmp/ops-upload.log) otlp: $(head -c 800 $rx)"
 }
+
+flows_61_only

@@ -115,3 +115,5 @@ test_readme_quick_start_from_zero_to_an_approved_request() {
 	# before the approval, the same read was refused and filed as a request
 	ls $proj/.sandbox/escalations/done/ | grep -q . || fail "no decided request in the queue"
 }
+
+flows_61_only

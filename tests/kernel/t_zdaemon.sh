@@ -236,3 +236,7 @@ PY
 	rm -f /tmp/sbx-notify.sock
 	daemon_start
 }
+
+flows_61_only sigkill_daemon_session_stays_confined sigterm_leaves_enforcement_pinned \
+	restarted_daemon_sweeps_grants_and_addresses_of_no_session no_bpf_lsm_clear_error \
+	notify_ready_only_once_confining
