@@ -199,7 +199,8 @@ static __always_inline bool sbx_dev_port_foreign(const struct sbx_lo *d, __u64 c
  * session's own, or the daemon's: allowed; an approver's: refused; any
  * other process's, or one the lookup cannot see (sbx_dev_port_foreign):
  * network.loopback, unless a rule names the port or a person granted it.
- * 1 lets the connect or send go on, 0 refuses it.
+ * 1 lets the connect or send go on, 0 refuses it; *own says the listener
+ * was the session's own, the one answer the caller may remember.
  */
 static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_sock_tuple *t,
 					 __u32 tlen, const struct sbx_lo *d, __u64 cgid, bool *own)
