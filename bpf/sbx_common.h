@@ -206,7 +206,7 @@ static __always_inline __u32 sbx_held_word(__u8 proto, __u16 port)
  */
 static __always_inline void sbx_hold_port(__u8 proto, __u16 port)
 {
-	__u64 bit = 1ull << (port & 63);
+	__u64 bit = 1ull << (port & 63), *w;
 	struct sbx_held_ports *h;
 	__u32 k = 0;
 
@@ -215,8 +215,9 @@ static __always_inline void sbx_hold_port(__u8 proto, __u16 port)
 	h = bpf_map_lookup_elem(&sbx_held_ports, &k);
 	if (!h)
 		return;
-	if (!(h->w[sbx_held_word(proto, port)] & bit))
-		__sync_fetch_and_or(&h->w[sbx_held_word(proto, port)], bit);
+	w = &h->w[sbx_held_word(proto, port)];
+	if (!(*w & bit))
+		__sync_fetch_and_or(w, bit);
 }
 
 /* whether a session's socket may hold port: true when the set cannot be read */
