@@ -97,6 +97,46 @@ expect() {
 	[ "$got" = "$want" ] || fail "$* -> '$got', expected '$want' ($(head -c 300 /tmp/expect.err))"
 }
 
+# each_in_session POLICY CMD... -- ITEM...: one session runs CMD once per
+# ITEM, with the argument {} replaced by the ITEM, and prints "ITEM<TAB>CMD's
+# last stdout line" for each. Probes of one policy share a session: a
+# session's start (the policy's compile, on the fallback tier its Landlock
+# plan) is most of a probe's time under TCG, and a verdict does not depend
+# on which session of the policy asks
+each_in_session() {
+	local pol=$1 a i line script=
+	local -a cmd=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
+	[ "${1:-}" = -- ] || fail "each_in_session: no -- before the items"
+	shift
+	for i in "$@"; do
+		line=
+		for a in "${cmd[@]}"; do
+			[ "$a" = "{}" ] && a=$i
+			line+=" $(printf %q "$a")"
+		done
+		script+="r=\$($line 2>/dev/null | tail -n 1); printf '%s\t%s\n' $(printf %q "$i") \"\$r\""$'\n'
+	done
+	in_session "$pol" bash -c "$script"
+}
+
+# expect_each WANT POLICY CMD... -- ITEM...: each_in_session, and every
+# ITEM's last line must be WANT (all of them are named if not)
+expect_each() {
+	local want=$1 got bad a n=0 seen=0
+	shift
+	for a in "$@"; do
+		[ $seen = 1 ] && n=$((n + 1))
+		[ "$a" = -- ] && seen=1
+	done
+	got=$(each_in_session "$@") || true
+	bad=$(printf '%s\n' "$got" | awk -F'\t' -v w="$want" 'NF && $2 != w')
+	[ -z "$bad" ] || fail "expected '$want' from each: $(echo "$bad" | tr '\n\t' '; ')"
+	[ "$(printf '%s\n' "$got" | grep -c .)" = $n ] ||
+		fail "expected $n lines, one per item, got: $(echo "$got" | tr '\n\t' '; ')"
+}
+
 # event KEY=VALUE...: wait up to 3 s for a matching event line, among
 # those that came after the test started (EVENTS_FROM, set by run-all):
 # an event an earlier test caused proves nothing about this one

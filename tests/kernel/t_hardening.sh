@@ -249,9 +249,7 @@ test_signal_owner_and_pidfd_refused_for_outside_processes() {
 	as_user sleep 120 &
 	victim=$!
 	sleep 0.2
-	for how in setown setown_ex fiosetown siocspgrp pidfd; do
-		expect "ERR EPERM" in_session $RT python3 -S -c "$HD_OWNER" $how $victim
-	done
+	expect_each "ERR EPERM" $RT python3 -S -c "$HD_OWNER" {} $victim -- setown setown_ex fiosetown siocspgrp pidfd
 	# O_ASYNC with the owner set would have delivered SIGIO: the victim lives
 	kill -0 $victim || fail "the process outside was signalled"
 	if [ $TIER = landlock ]; then

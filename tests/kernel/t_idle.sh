@@ -82,6 +82,9 @@ test_links_go_after_the_idle_time_and_come_back_at_the_next_run() {
 	release_session
 	# and they go again
 	wait_detached
+	# detached, with core.yaml compiled and cached by a session that read
+	# ~/.ssh: where the next test starts (each window is tens of seconds)
+	daemon_pid >/tmp/idle.primed
 }
 
 # While the links were gone no hook saw anything: three things done then,
@@ -105,9 +108,13 @@ os.execv(sys.argv[3], sys.argv[3:])'
 test_what_was_done_while_detached_is_seen_by_the_next_session() {
 	idle_daemon
 	rm -f /srv/sbx/open/idle-hl
-	# compiled and cached: ~/.ssh is scanned, id_rsa has one link
-	expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
-	wait_detached
+	# compiled and cached: ~/.ssh is scanned, id_rsa has one link (the test
+	# before left the daemon so; run alone, this one does it)
+	if [ "$(cat /tmp/idle.primed 2>/dev/null)" != "$(daemon_pid)" ] || [ "$(kernel_links)" != 0 ]; then
+		expect "ERR EPERM" in_session $POL/core.yaml $SBXT open $THOME/.ssh/id_rsa
+		wait_detached
+	fi
+	rm -f /tmp/idle.primed
 	# outside listeners: two bound to lo (device first), a plain one
 	# (found by the lookup, no mark: outside)
 	local port kind pids=()

@@ -293,10 +293,7 @@ test_reserved_ports_cannot_be_bound() {
 # agent-default reserves the services' ports (one of each group; the
 # policy's unit test checks every entry is compiled)
 test_agent_default_reserves_service_ports() {
-	local p
-	for p in 22 5432 6379 2375 3128 6000 9418; do
-		expect "ERR EPERM" in_session $AD $PY -c "$BIND" tcp 127.0.0.1 $p
-	done
+	expect_each "ERR EPERM" $AD $PY -c "$BIND" tcp 127.0.0.1 {} -- 22 5432 6379 2375 3128 6000 9418
 	expect "OK" in_session $AD $PY -c "$BIND" tcp 127.0.0.1 7409
 }
 

@@ -20,21 +20,19 @@ threat_fixture() {
 }
 
 test_credential_reads_blocked() {
+	local f creds=($THOME/.ssh/id_rsa $THOME/.aws/credentials $THOME/.config/gcloud/credentials.db
+		$THOME/.azure/accessTokens.json $THOME/.kube/config $THOME/.docker/config.json
+		$THOME/.gnupg/private-keys-v1.d/k.key $THOME/.netrc $THOME/.git-credentials
+		$PROJ/.env $PROJ/.env.local $PROJ/server.pem $PROJ/id.key $PROJ/credentials.json)
 	threat_fixture
-	for f in $THOME/.ssh/id_rsa $THOME/.aws/credentials $THOME/.config/gcloud/credentials.db \
-		$THOME/.azure/accessTokens.json $THOME/.kube/config $THOME/.docker/config.json \
-		$THOME/.gnupg/private-keys-v1.d/k.key $THOME/.netrc $THOME/.git-credentials \
-		$PROJ/.env $PROJ/.env.local $PROJ/server.pem $PROJ/id.key $PROJ/credentials.json; do
-		expect "ERR EPERM" in_session $AD $SBXT open $f
-	done
+	for f in "${creds[@]}"; do [ -s $f ] || fail "fixture: no $f, the test would prove nothing"; done
+	expect_each "ERR EPERM" $AD $SBXT open {} -- "${creds[@]}"
 	event object=$PROJ/.env verdict=ask
 	event object=$THOME/.ssh/id_rsa verdict=deny
-	# the rest of the project and of the system stays readable
-	expect "OK" in_session $AD $SBXT open $PROJ/readme.txt
-	expect "OK" in_session $AD $SBXT open /etc/passwd
-	# known_hosts is the one file of ~/.ssh the policy lets an agent read
+	# the rest of the project and of the system stays readable; known_hosts
+	# is the one file of ~/.ssh the policy lets an agent read
 	echo "host key" >$THOME/.ssh/known_hosts && chown $TUSER $THOME/.ssh/known_hosts
-	expect "OK" in_session $AD $SBXT open $THOME/.ssh/known_hosts
+	expect_each "OK" $AD $SBXT open {} -- $PROJ/readme.txt /etc/passwd $THOME/.ssh/known_hosts
 }
 
 test_paths_that_appear_later_are_covered() {
@@ -51,17 +49,16 @@ test_paths_that_appear_later_are_covered() {
 }
 
 test_persistence_writes_blocked() {
+	local f before files=($THOME/.bashrc $THOME/.profile $THOME/.zshrc $THOME/.local/bin/evil
+		$THOME/bin/x $PROJ/CLAUDE.md $PROJ/sub/AGENTS.md $PROJ/.cursorrules
+		$PROJ/.github/copilot-instructions.md $PROJ/.claude/settings.json $PROJ/.mcp.json
+		$PROJ/.git/hooks/pre-commit $PROJ/.git/config $THOME/.gitconfig)
 	threat_fixture
-	for f in $THOME/.bashrc $THOME/.profile $THOME/.zshrc $THOME/.local/bin/evil $THOME/bin/x \
-		$PROJ/CLAUDE.md $PROJ/sub/AGENTS.md $PROJ/.cursorrules \
-		$PROJ/.github/copilot-instructions.md $PROJ/.claude/settings.json $PROJ/.mcp.json \
-		$PROJ/.git/hooks/pre-commit $PROJ/.git/config $THOME/.gitconfig; do
-		before=$(cat $f 2>/dev/null || echo ABSENT)
-		out=$(in_session $AD $SBXT open $f creat || true)
-		[ "$out" = "ERR EPERM" ] || fail "write $f: $out"
-		after=$(cat $f 2>/dev/null || echo ABSENT)
-		[ "$before" = "$after" ] || fail "$f changed"
-	done
+	# what each file holds, or that it does not exist
+	snapshot() { for f in "${files[@]}"; do cksum 2>/dev/null <$f || echo ABSENT; done; }
+	before=$(snapshot)
+	expect_each "ERR EPERM" $AD $SBXT open {} creat -- "${files[@]}"
+	[ "$(snapshot)" = "$before" ] || fail "a file changed: $(diff <(echo "$before") <(snapshot) | tr '\n' ' ')"
 	if out=$(in_session $AD sh -c "echo x >> $THOME/.bashrc" 2>&1); then
 		fail "append to .bashrc: $out"
 	fi
@@ -69,9 +66,7 @@ test_persistence_writes_blocked() {
 
 test_privilege_escalation_exec_blocked() {
 	threat_fixture
-	for b in /usr/bin/su /usr/bin/sudo /usr/bin/doas /usr/bin/pkexec; do
-		expect "ERR EPERM" in_session $AD $SBXT exec $b
-	done
+	expect_each "ERR EPERM" $AD $SBXT exec {} -- /usr/bin/su /usr/bin/sudo /usr/bin/doas /usr/bin/pkexec
 	# a copy elsewhere is caught by its name
 	cp /bin/true $PROJ/sudo && chown $TUSER $PROJ/sudo
 	expect "ERR EPERM" in_session $AD $SBXT exec $PROJ/sudo
