@@ -310,3 +310,18 @@ import time; time.sleep(6)
 	wait $fl || true
 }
 
+# the resolver's handling of bad input and floods is the daemon's own code,
+# the same on every kernel: run by the 6.12 guests (6.1 runs every test
+# whose kernel step is the session's sockets and the learned addresses)
+on_61_only "the resolver's input handling, user-space code the same on every kernel: run by the 6.12 guests" \
+	allowed_name_resolves_and_connects wildcard_covers_names_below_only \
+	denied_name_gets_nxdomain_and_no_connection \
+	asked_name_escalated_by_name_then_retry_connects \
+	program_that_ignores_resolv_conf_still_gets_the_daemon \
+	dot_mdns_doh_and_the_resolvers_own_address_are_denied txt_tunnel_sends_nothing_upstream \
+	expired_address_refused_while_an_open_connection_lives \
+	datagrams_to_an_expired_address_refused_on_the_same_socket \
+	answer_that_changes_and_cname_chain_are_followed \
+	two_sessions_do_not_share_what_they_learned \
+	a_sessions_learned_addresses_leave_the_kernel_when_it_ends \
+	daemon_killed_mid_query_leaks_nothing_and_resolves_after_restart

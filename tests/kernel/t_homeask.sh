@@ -82,3 +82,8 @@ for s in sorted(seen): print(*s)' $THOME)
 	event object=$THOME/notes.txt verdict=ask
 	expect OK in_session $AST $SBXT open $THOME/.gitconfig
 }
+
+# a figure of the shipped policy's content (how many asks real work
+# raises), decided by the same programs on every kernel: measured by the
+# 6.12 guests
+on_61_only "a measure of agent-strict's content, the same on every kernel: run by the 6.12 guests"

@@ -34,7 +34,12 @@ idle_daemon() {
 # wait until no link of bpfsbx exists in the kernel (the TTL, then the
 # thread's unpinning, which waits for RCU tasks)
 wait_detached() {
-	for _ in $(seq 300); do
+	# the pins first, with ls: kernel_links is a second of python under TCG
+	for _ in $(seq 600); do
+		[ "$(pinned_links)" = 0 ] && break
+		sleep 0.1
+	done
+	for _ in $(seq 30); do
 		[ "$(kernel_links)" = 0 ] && [ "$(pinned_links)" = 0 ] && return 0
 		sleep 0.2
 	done
