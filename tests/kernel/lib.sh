@@ -36,7 +36,7 @@ on_61_only() {
 	for t in $(declare -F | awk '$3 ~ /^test_/ {print $3}'); do
 		keep=0
 		for k in "$@"; do [ "test_$k" = "$t" ] && keep=1; done
-		[ $keep = 1 ] || eval "$t() { skip '$why'; }"
+		[ $keep = 1 ] || eval "$t() { skip $(printf %q "$why"); }"
 	done
 }
 
