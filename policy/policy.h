@@ -111,6 +111,9 @@ struct sbx_rule_info {
 	/* A rule of the machine policy (/etc/bpfsbx): a floor that the
 	 * project's rules cannot lower (docs/POLICY.md "Machine policy"). */
 	bool machine;
+	/* Learning (sbx_policy_learn): the verdict, deny or ask, that this
+	 * rule has when enforced; verdict is then audit. 0 otherwise. */
+	uint8_t would;
 };
 
 struct sbx_policy;
@@ -133,6 +136,14 @@ size_t sbx_policy_source_count(const struct sbx_policy *p);
 const char *sbx_policy_source(const struct sbx_policy *p, size_t i);
 /* `sandbox: {require: bpf-lsm}`: the fallback tier must not run it */
 bool sbx_policy_requires_bpf_lsm(const struct sbx_policy *p);
+/* `run --learn`: every deny and ask of the policy becomes audit (its rule
+ * keeps what it would have been, sbx_rule_info.would), except the
+ * protected set: agent-default's own refusing rules, any rule closer than
+ * them to what they refuse, the machine policy, network.loopback and
+ * network.inbound (policy/learn.c). Before compiling; the policy must
+ * extend agent-default (else -EINVAL with a diagnostic). shipped_dir: as
+ * sbx_policy_env's. */
+int sbx_policy_learn(struct sbx_policy *p, const char *shipped_dir, struct sbx_diags *d);
 
 /* The machine policy's directory as env names it (see sbx_policy_env). */
 const char *sbx_machine_dir(const struct sbx_policy_env *env);

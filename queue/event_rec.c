@@ -132,6 +132,8 @@ int sbx_event_rec_decode(const json_t *line, struct sbx_event_rec *r, char **why
 	r->verdict = (uint8_t)v;
 	r->time = sbx_json_str(line, "time");
 	r->session = sbx_json_str(line, "session");
+	r->uid = json_is_integer(json_object_get(line, "uid")) ?
+		 json_integer_value(json_object_get(line, "uid")) : -1;
 	r->comm = sbx_json_str(line, "comm");
 	r->exe = sbx_json_str(line, "exe");
 	r->op = op_parse(r->op_name);
@@ -149,6 +151,16 @@ int sbx_event_rec_decode(const json_t *line, struct sbx_event_rec *r, char **why
 	if (rule && !json_is_object(rule) && !json_is_null(rule)) {
 		*why = sbx_strdup("\"rule\": not an object");
 		return -1;
+	}
+	if (r->rule.would) {
+		v = sbx_verdict_parse(r->rule.would);
+		if ((v != SBX_V_DENY && v != SBX_V_ASK) || r->verdict != SBX_V_AUDIT) {
+			*why = sbx_asprintf("\"rule\": \"would\" '%.40s' %s", r->rule.would,
+					    r->verdict != SBX_V_AUDIT ? "on an event that is not an audit"
+					    : "is not deny or ask");
+			return -1;
+		}
+		r->would = (uint8_t)v;
 	}
 	r->access = -1;
 	access = sbx_json_str(line, "access");

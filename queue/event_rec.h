@@ -26,10 +26,14 @@ enum sbx_evrec_kind {
 struct sbx_event_rec {
 	enum sbx_evrec_kind kind;
 	const char *time, *session, *comm, *exe;
+	long long uid;		/* the process's, -1 when the line has none */
 	const char *op_name;	/* "open_read", ... as in the record */
 	int op;			/* enum sbx_op; -1 for a name this build does not know */
 	int access;		/* enum sbx_access; -1 where none applies */
 	uint8_t verdict;	/* enum sbx_verdict */
+	/* a learning session's audit: what the rule does when enforced
+	 * (SBX_V_DENY or SBX_V_ASK, from rule.would); 0 otherwise */
+	uint8_t would;
 	uint64_t count;		/* events the line stands for (a folded line's repeats) */
 	const char *object;	/* as people read it */
 	struct sbx_req_rule rule;	/* as a request names it */

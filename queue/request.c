@@ -59,6 +59,7 @@ static const struct {
 	{ "verdict", offsetof(struct sbx_req_rule, verdict) },
 	{ "reason", offsetof(struct sbx_req_rule, reason) },
 	{ "source", offsetof(struct sbx_req_rule, source) },
+	{ "would", offsetof(struct sbx_req_rule, would) },
 };
 
 static const char **rule_str(const struct sbx_req_rule *rule, size_t i)

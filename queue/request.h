@@ -40,6 +40,9 @@ struct sbx_req_rule {
 	const char *name;	/* a built-in rule's ("sandbox-dir", ...) */
 	const char *section;	/* a connector's: the policy section */
 	const char *pattern, *verdict, *reason, *source;
+	/* a learning session's (run --learn): what the rule does when
+	 * enforced, "deny" or "ask"; verdict is then "audit" */
+	const char *would;
 };
 
 struct sbx_request {

@@ -122,3 +122,35 @@ SBX_TEST(event_rec, what_is_not_an_event)
 	free(why);
 	json_decref(j);
 }
+
+SBX_TEST(event_rec, a_learning_sessions_audit_says_what_it_would_have_been)
+{
+	struct sbx_event_rec r;
+	char *why = NULL;
+	json_t *j;
+
+	CU_ASSERT_EQUAL(decode("{\"session\":\"s\",\"operation\":\"open_read\",\"access\":\"read\","
+			       "\"object\":\"/srv/x\",\"verdict\":\"audit\",\"rule\":{\"id\":4,"
+			       "\"verdict\":\"audit\",\"would\":\"deny\",\"pattern\":\"/srv/\"}}",
+			       &r, &j, &why), 1);
+	CU_ASSERT_EQUAL(r.verdict, SBX_V_AUDIT);
+	CU_ASSERT_EQUAL(r.would, SBX_V_DENY);
+	CU_ASSERT_STRING_EQUAL(r.rule.would, "deny");
+	json_decref(j);
+	/* an ordinary audit would nothing */
+	CU_ASSERT_EQUAL(decode("{\"session\":\"s\",\"operation\":\"open_read\",\"object\":\"/srv/x\","
+			       "\"verdict\":\"audit\",\"rule\":{\"id\":4}}", &r, &j, &why), 1);
+	CU_ASSERT_EQUAL(r.would, 0);
+	json_decref(j);
+	/* "would" only on an audit, and only deny or ask */
+	CU_ASSERT_EQUAL(decode("{\"session\":\"s\",\"operation\":\"open_read\",\"object\":\"/srv/x\","
+			       "\"verdict\":\"deny\",\"rule\":{\"would\":\"deny\"}}", &r, &j, &why), -1);
+	CU_ASSERT_TRUE(why && strstr(why, "not an audit"));
+	free(why);
+	json_decref(j);
+	CU_ASSERT_EQUAL(decode("{\"session\":\"s\",\"operation\":\"open_read\",\"object\":\"/srv/x\","
+			       "\"verdict\":\"audit\",\"rule\":{\"would\":\"allow\"}}", &r, &j, &why), -1);
+	CU_ASSERT_TRUE(why && strstr(why, "not deny or ask"));
+	free(why);
+	json_decref(j);
+}

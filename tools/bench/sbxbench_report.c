@@ -884,10 +884,11 @@ static void section_policy(struct out *o)
 
 	fprintf(f, "| extra rules | total rules | compile, CPU time (instructions) | min..max | "
 		   "compile, guest time | min..max | "
-		   "session start (`bpfsbx run -- true`) | min..max | compile natively on the host "
-		   "(wall time) |\n|---|---|---|---|---|---|---|---|---|\n");
+		   "session start (`bpfsbx run -- true`) | min..max | learning session start "
+		   "(`run --learn -- true`) | compile natively on the host "
+		   "(wall time) |\n|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int s = 0; s < 3; s++) {
-		struct vec cv = {}, ccv = {}, sv = {}, hv = {};
+		struct vec cv = {}, ccv = {}, sv = {}, lv = {}, hv = {};
 		json_t *r, *total = NULL;
 		size_t i;
 
@@ -905,7 +906,8 @@ static void section_policy(struct out *o)
 				total = json_object_get(r, "total_rules");
 			if ((int)nget(r, "rep") < min_rep("policy") || !cell_value(r, &v))
 				continue;
-			vpush(is(r, "phase", "compile") ? &cv : &sv, v);
+			vpush(is(r, "phase", "compile") ? &cv : is(r, "phase", "session_learn") ? &lv : &sv,
+			      v);
 			if (is(r, "phase", "compile") && cell_per_iter(r, "cpu_ns", &v))
 				vpush(&ccv, v);
 		}
@@ -925,13 +927,20 @@ static void section_policy(struct out *o)
 		fprintf(f, " | %s | %s..%s | %s", a, b, c, d);
 		fmt_ns(b, sizeof(b), vmin(&sv));
 		fmt_ns(c, sizeof(c), vmax(&sv));
+		fmt_ns(d, sizeof(d), vmedian(&lv));
 		fmt_ns(a, sizeof(a), vmedian(&hv));
-		fprintf(f, " | %s..%s | %s |\n", b, c, a);
-		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:O?,s:o,s:f,s:o,s:f,s:o,s:f,s:o,s:f}",
+		fprintf(f, " | %s..%s | %s", b, c, d);
+		if (!isnan(vmedian(&lv)) && vmedian(&sv) > 0)
+			fprintf(f, " (%+.0f%%)", (vmedian(&lv) / vmedian(&sv) - 1) * 100);
+		fprintf(f, " | %s |\n", a);
+		json_array_append_new(o->cells, json_pack("{s:s,s:s,s:O?,s:o,s:f,s:o,s:f,s:o,s:f,s:o,s:f,"
+							  "s:o,s:f}",
 			"section", "policy", "extra_rules", sizes[s], "total_rules", total,
 			"compile_cpu_ns", vjson(&ccv), "median_compile_cpu_ns", vmedian(&ccv),
 			"compile_ns", vjson(&cv), "median_compile_ns", vmedian(&cv),
 			"session_start_ns", vjson(&sv), "median_session_start_ns", vmedian(&sv),
+			"learn_session_start_ns", vjson(&lv), "median_learn_session_start_ns",
+			vmedian(&lv),
 			"host_compile_wall_ns", vjson(&hv), "median_host_compile_wall_ns", vmedian(&hv)));
 		if (s == 2) {
 			compile10k = vmedian(&ccv);
@@ -942,6 +951,32 @@ static void section_policy(struct out *o)
 		vfree(&cv);
 		vfree(&ccv);
 		vfree(&sv);
+		vfree(&lv);
+	}
+	{
+		struct vec gv = {};
+		json_t *r, *events = NULL;
+		size_t i;
+
+		json_array_foreach(raw, i, r) {
+			double v;
+
+			if (!is(r, "section", "policy_suggest") || !cell_value(r, &v))
+				continue;
+			events = json_object_get(r, "events");
+			vpush(&gv, v);
+		}
+		fmt_ns(a, sizeof(a), vmedian(&gv));
+		fmt_ns(b, sizeof(b), vmin(&gv));
+		fmt_ns(c, sizeof(c), vmax(&gv));
+		fprintf(f, "\n`bpfsbx policy suggest` over an event log of %lld lines "
+			   "(tools/bench/gen-events: a pip, npm, cargo and git workload refused under a "
+			   "policy that asks home reads, with credential reads): %s (%s..%s) of guest "
+			   "time.\n", (long long)json_integer_value(events), a, b, c);
+		json_array_append_new(o->cells, json_pack("{s:s,s:O?,s:o,s:f}", "section",
+			"policy_suggest", "events", events, "suggest_ns", vjson(&gv),
+			"median_suggest_ns", vmedian(&gv)));
+		vfree(&gv);
 	}
 	end(o, f, &buf);
 	fmt_ns(a, sizeof(a), compile10k);
@@ -1151,6 +1186,8 @@ static int check(void)
 		{ "events", "events", "kind", "burst", 1, true },
 		{ "policy", "policy", "phase", "compile", 3, true },
 		{ "policy", "policy", "phase", "session", 3, true },
+		{ "policy", "policy", "phase", "session_learn", 1, true },
+		{ "policy", "policy_suggest", NULL, NULL, 1, true },
 		{ "build", "build", "cond", "B", 1, true },
 		{ "build", "build", "cond", "C", 1, true },
 		{ "names", "dns", "cond", "direct", 1, true },

@@ -58,5 +58,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* relative extends resolve against the project directory */
 	snprintf(name, sizeof(name), "%s/policy.yaml", project);
 	fuzz_load_compile(name, (const char *)data, size, &env, devnull);
+	/* and as run --learn has it (policy/learn.c), for a text that may
+	 * extend agent-default: learning refuses with a diagnostic or gives a
+	 * policy that compiles as any other */
+	if (memmem(data, size, "agent-default", 13)) {
+		struct sbx_diags d = { 0 };
+		struct sbx_policy *p = sbx_policy_load_buffer(name, (const char *)data, size, &env, &d);
+		struct sbx_compiled c;
+		size_t before = d.errors;
+
+		if (p) {
+			if (sbx_policy_learn(p, env.shipped_dir, &d)) {
+				if (d.errors == before)
+					abort();	/* refused without saying why */
+			} else if (sbx_policy_compile(p, 1, &c, &d) == 0) {
+				sbx_compiled_free(&c);
+			}
+			sbx_policy_free(p);
+		}
+		sbx_diags_free(&d);
+	}
 	return 0;
 }

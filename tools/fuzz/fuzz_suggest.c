@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sbx_policy_env env = { .home = home, .project = project };
 	struct sbx_suggest_in in = { .env = &env, .base = base, .guard = guard };
 	struct popts o = { 0 };
-	struct recorded r = { 0 };
+	struct recorded r = { .uid = -1 };
 	struct sbx_suggestion out;
 	struct sbx_diags d = { 0 };
 	FILE *f;

@@ -63,6 +63,9 @@ static const struct sbx_opt policy_opts[] = {
 	{ "home", 'H', 0, 'd', "DIR", "$HOME", "the directory ~ and ${HOME} stand for", NULL },
 	{ "no-resolve", 'R', 0, 0, NULL, NULL,
 	  "accepted for old scripts; nothing is resolved any more", NULL },
+	{ "learn", 'W', 0, 0, NULL, NULL,
+	  "the policy as a learning session (run --learn) has it: its denies and asks audit, "
+	  "the protected set as it is", NULL },
 	{ "paths-from", 'L', 0, 'f', "LIST", NULL,
 	  "explain every path in LIST (one a line; - is standard input) with one compile, each as "
 	  "explain PATH would", "explain" },
@@ -142,6 +145,9 @@ static int parse_opts(int argc, char **argv, enum policy_sub mode, struct popts 
 				break;
 			case 'R':
 				o->no_resolve = true;
+				break;
+			case 'W':
+				o->learn = true;
 				break;
 			case 'L':
 				o->paths_from = v;
@@ -294,6 +300,10 @@ int policy_cli_load(const struct popts *o, const char *file, struct loaded *L, F
 	if (policy_cli_env(o, L, &env))
 		return -1;
 	L->p = sbx_policy_load_file(file, &env, &L->d);
+	if (L->p && o->learn && sbx_policy_learn(L->p, env.shipped_dir, &L->d)) {
+		sbx_policy_free(L->p);
+		L->p = NULL;
+	}
 	if (L->p && sbx_policy_compile(L->p, o->policy_id, &L->c, &L->d) == 0)
 		rc = 0;
 	sbx_diags_print(&L->d, diag_out);
@@ -358,6 +368,8 @@ static void print_source(const struct sbx_policy *p, uint32_t id)
 	else
 		printf("by %srule #%u \"%s\" at %s:%d", r->machine ? "machine " : "", r->id,
 		       r->pattern, r->file, r->line);
+	if (r->would)
+		printf(" (learning: would %s)", sbx_verdict_name(r->would));
 	if (r->reason)
 		printf(": %s", r->reason);
 	printf("\n");

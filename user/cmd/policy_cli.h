@@ -30,6 +30,10 @@ struct popts {
 	int ncmd;
 	bool dump;
 	bool no_resolve;
+	bool learn;		/* --learn: as run --learn compiles it */
+	/* diff (reload --shadow): every recorded access, the audits too,
+	 * not only what was refused */
+	bool all_recorded;
 	uint32_t policy_id;
 	const char *key;	/* sign: the private key */
 	const char **files;	/* sign, verify: every FILE */
@@ -59,14 +63,32 @@ struct recorded {
 	char **names;		/* sessions seen */
 	size_t n_names;
 	uint64_t events, refused, other;
+	/* whose the wanted sessions' processes were: ~ in their policy is
+	 * that user's home (policy_events_home) */
+	long long uid;		/* -1: none seen */
+	bool uid_mixed;
+	size_t lines;		/* of the events file */
 };
+
+/*
+ * The popts to load policies with for what r recorded: o itself, or, when
+ * o names no --home and the events are one other user's, o with that
+ * user's home (said on stderr): root suggesting for a user's session must
+ * not read ~/.bashrc as /root/.bashrc. -1 (said) when the events are of
+ * several users and no --home is given.
+ */
+int policy_events_home(const struct popts *o, const struct recorded *r, struct popts *out,
+		       char **home);
 
 /*
  * The denied and asked accesses of f (named path in errors) of the
  * sessions o names (every session without): 0, or -1 with the error
- * printed as path:line (a corrupt or cut line, a session not in it).
+ * printed as path:line (a corrupt or cut line). r starts { .uid = -1 }.
  */
 int policy_read_events(const struct popts *o, const char *path, FILE *f, struct recorded *r);
+/* Every session o names has a line in r (events, or queue requests read
+ * into it): 0, or -1 with the sessions there printed. */
+int policy_sessions_seen(const struct popts *o, const char *path, const struct recorded *r);
 void policy_recorded_free(struct recorded *r);
 
 int policy_suggest(const struct popts *o);

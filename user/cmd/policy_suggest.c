@@ -15,6 +15,7 @@
  * file and line, and no patch is printed as if it were complete.
  */
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,12 +149,21 @@ int policy_read_events(const struct popts *o, const char *path, FILE *f, struct 
 			note_session(r, e.session);
 			if (wanted(o, e.session)) {
 				r->events += e.count;
-				if (e.verdict == SBX_V_DENY || e.verdict == SBX_V_ASK) {
+				if (e.uid >= 0 && r->uid >= 0 && e.uid != r->uid)
+					r->uid_mixed = true;
+				else if (e.uid >= 0)
+					r->uid = e.uid;
+				/* a learning session's audit of what enforcing would
+				 * have refused is a refusal for the patch */
+				if (e.verdict == SBX_V_DENY || e.verdict == SBX_V_ASK || e.would) {
 					r->refused += e.count;
 					if (e.kind == SBX_EVREC_OTHER)
 						r->other += e.count;
 					else
 						add_seen(r, &e);
+				} else if (o->all_recorded && e.verdict == SBX_V_AUDIT &&
+					   e.kind != SBX_EVREC_OTHER) {
+					add_seen(r, &e);
 				}
 			}
 		}
@@ -165,14 +175,22 @@ int policy_read_events(const struct popts *o, const char *path, FILE *f, struct 
 		rc = -1;
 	}
 	free(line);
-	for (size_t i = 0; rc == 0 && i < o->nsessions; i++) {
+	r->lines = ln;
+	return rc;
+}
+
+int policy_sessions_seen(const struct popts *o, const char *path, const struct recorded *r)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < o->nsessions; i++) {
 		bool found = false;
 
 		for (size_t k = 0; k < r->n_names && !found; k++)
 			found = !strcmp(r->names[k], o->sessions[i]);
 		if (!found) {
 			fprintf(stderr, "bpfsbx policy: %s: no event of session '%s' in its %zu lines "
-				"(%zu session%s there%s", path, o->sessions[i], ln, r->n_names,
+				"(%zu session%s there%s", path, o->sessions[i], r->lines, r->n_names,
 				r->n_names == 1 ? "" : "s", r->n_names ? ": " : "");
 			for (size_t k = 0; k < r->n_names && k < 8; k++)
 				fprintf(stderr, "%s%s", k ? ", " : "", r->names[k]);
@@ -262,6 +280,35 @@ static void read_commands(const struct popts *o, const char *project, const char
 	sbx_queue_close(q);
 }
 
+int policy_events_home(const struct popts *o, const struct recorded *r, struct popts *out,
+		       char **home)
+{
+	struct passwd *pw;
+
+	*out = *o;
+	*home = NULL;
+	if (o->home || r->uid < 0)
+		return 0;
+	if (r->uid_mixed) {
+		fprintf(stderr, "bpfsbx policy: the events are of sessions of more than one user, "
+			"whose ~ differ: name one user's sessions with --session, or give --home\n");
+		return -1;
+	}
+	if ((uid_t)r->uid == getuid())
+		return 0;
+	pw = getpwuid((uid_t)r->uid);
+	if (!pw || pw->pw_dir[0] != '/' || access(pw->pw_dir, F_OK)) {
+		fprintf(stderr, "bpfsbx policy: the events are of uid %lld, who has no home here: "
+			"give --home\n", r->uid);
+		return -1;
+	}
+	*home = sbx_strdup(pw->pw_dir);
+	out->home = *home;
+	fprintf(stderr, "bpfsbx policy: ~ is %s, the home of uid %lld whose sessions made these "
+		"events (--home says otherwise)\n", *home, r->uid);
+	return 0;
+}
+
 /* 0, or -1 with the error printed (file:line) */
 static int read_events(const struct popts *o, const char *path, struct recorded *r)
 {
@@ -277,10 +324,12 @@ static int read_events(const struct popts *o, const char *path, struct recorded 
 	return rc;
 }
 
-int policy_suggest(const struct popts *o)
+int policy_suggest(const struct popts *given)
 {
-	const char *events = o->events ? o->events : SBX_EVENT_LOG;
-	struct recorded r = { 0 };
+	const char *events = given->events ? given->events : SBX_EVENT_LOG;
+	struct recorded r = { .uid = -1 };
+	struct popts po, *o = &po;
+	char *ehome = NULL;
 	struct sbx_policy_env env;
 	struct loaded L;
 	struct sbx_suggest_in in = { 0 };
@@ -291,10 +340,12 @@ int policy_suggest(const struct popts *o)
 	int rc = SBX_EXIT_FAIL;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (policy_cli_env(o, &L, &env))
+	memset(&L, 0, sizeof(L));
+	if (read_events(given, events, &r) || policy_events_home(given, &r, &po, &ehome) ||
+	    policy_cli_env(o, &L, &env))
 		goto out;
 	read_commands(o, o->project ? L.project : o->found_project, L.home, &r);
-	if (read_events(o, events, &r))
+	if (policy_sessions_seen(o, events, &r))
 		goto out;
 	if (o->file && !(base = realpath(o->file, NULL))) {
 		fprintf(stderr, "bpfsbx policy: %s: %s\n", o->file, strerror(errno));
@@ -327,6 +378,7 @@ out:
 	free(header);
 	free(L.project);
 	free(L.home);
+	free(ehome);
 	policy_recorded_free(&r);
 	return rc;
 }
@@ -371,10 +423,12 @@ static void rule_label(const struct sbx_policy *p, const char *file, uint32_t id
 	       ri->file ? ri->file : file, ri->line);
 }
 
-int policy_diff(const struct popts *o)
+int policy_diff(const struct popts *given)
 {
-	const char *events = o->events ? o->events : SBX_EVENT_LOG;
-	struct recorded r = { 0 };
+	const char *events = given->events ? given->events : SBX_EVENT_LOG;
+	struct recorded r = { .uid = -1 };
+	struct popts po, *o = &po;
+	char *ehome = NULL;
 	struct loaded A = { 0 }, B = { 0 };
 	struct change *v = NULL;
 	size_t n = 0, changed = 0, still = 0;
@@ -382,9 +436,10 @@ int policy_diff(const struct popts *o)
 	uint32_t last_rule = 0;
 	int rc = SBX_EXIT_FAIL;
 
-	if (policy_cli_load(o, o->file, &A, stderr) || policy_cli_load(o, o->target, &B, stderr))
-		goto out;
-	if (read_events(o, events, &r))
+	po = *given;
+	if (read_events(given, events, &r) || policy_sessions_seen(given, events, &r) ||
+	    policy_events_home(given, &r, &po, &ehome) ||
+	    policy_cli_load(o, o->file, &A, stderr) || policy_cli_load(o, o->target, &B, stderr))
 		goto out;
 	v = sbx_calloc(r.n ? r.n : 1, sizeof(*v));
 	for (size_t i = 0; i < r.n; i++) {
@@ -457,5 +512,6 @@ out:
 	policy_cli_free(&A);
 	policy_cli_free(&B);
 	policy_recorded_free(&r);
+	free(ehome);
 	return rc;
 }

@@ -11,6 +11,9 @@
  * With no daemon, root may run a one-off session: `run` becomes an
  * embedded daemon for it, outside the session, and the command runs as
  * the user who invoked sudo (SUDO_UID), not as root, unless --as-root.
+ *
+ * --learn: the policy's denies and asks are recorded instead of enforced,
+ * except the protected set (policy/learn.c), for `policy suggest`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -139,7 +142,16 @@ static void print_diags(json_t *r)
 
 /* Returns only on failure; *no_daemon when nothing listens on the socket
  * (nothing was sent, so the caller may start a one-off session). */
-static int run_with_daemon(const char *policy, const char *project, char **cmd,
+/* the session's first line on a terminal, so that nobody takes a
+ * learning session for an enforcing one */
+static void say_learning(const char *sess)
+{
+	fprintf(stderr, "bpfsbx: session %s is learning: the policy's denies and asks are "
+		"recorded, not enforced, except credentials, persistence paths and the "
+		"protected set; then 'bpfsbx policy suggest --session %s'\n", sess, sess);
+}
+
+static int run_with_daemon(const char *policy, const char *project, char **cmd, bool learn,
 			   bool *no_daemon)
 {
 	json_t *req, *reply = NULL;
@@ -150,6 +162,8 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 
 	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "run", "policy_path", policy, "project",
 			project, "home", getenv("HOME") ? getenv("HOME") : "");
+	if (learn)
+		json_object_set_new(req, "learn", json_true());
 	/* the daemon says on this terminal when the session asks a person
 	 * (this process becomes CMD and cannot say it later) */
 	rc = sbx_ctl_call_fd(req, isatty(STDERR_FILENO) ? STDERR_FILENO : -1, &reply, &err);
@@ -172,6 +186,16 @@ static int run_with_daemon(const char *policy, const char *project, char **cmd,
 	}
 	print_diags(reply);	/* warnings */
 	sess = sbx_json_str(reply, "session");
+	if (learn && !json_is_true(json_object_get(reply, "learning"))) {
+		/* a daemon that does not know the option: enforcing is not
+		 * what was asked for, so say so rather than run */
+		sbx_err("run --learn: the daemon did not start a learning session (an older "
+			"daemon?); nothing was run");
+		json_decref(reply);
+		return SBX_EXIT_FAIL;
+	}
+	if (learn)
+		say_learning(sess ? sess : "?");
 	tier = sbx_strdup(sbx_json_str(reply, "tier") ? sbx_json_str(reply, "tier") : "");
 	abi = (int)json_integer_value(json_object_get(reply, "landlock_abi"));
 	kdec = json_is_true(json_object_get(reply, "kernel_decides"));
@@ -237,7 +261,8 @@ static void target_user(bool as_root, uid_t *uid, gid_t *gid)
 		*gid = v;
 }
 
-static int run_embedded(const char *policy, const char *project, char **cmd, bool as_root)
+static int run_embedded(const char *policy, const char *project, char **cmd, bool as_root,
+			bool learn)
 {
 	struct sbx_daemon_opts o = { .embedded = true };
 	struct sbx_session_rt *s;
@@ -294,7 +319,7 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 	close(go[0]);
 	d.embedded_child = pid;
 	rc = sbx_session_create(&d, pid, uid, gid, policy, project,
-				uid == getuid() ? getenv("HOME") : NULL, &s, &err, &diags);
+				uid == getuid() ? getenv("HOME") : NULL, learn, &s, &err, &diags);
 	print_diag_list(diags);
 	json_decref(diags);
 	if (rc) {
@@ -306,6 +331,8 @@ static int run_embedded(const char *policy, const char *project, char **cmd, boo
 		return SBX_EXIT_FAIL;
 	}
 	setenv("BPFSBX_SESSION", s->name, 1);
+	if (learn)
+		say_learning(s->name);
 	{
 		struct { char go; uint32_t keep_env; } msg = { 'g', s->hdr.keep_env };
 
@@ -342,6 +369,10 @@ static const struct sbx_opt run_opts[] = {
 	  "the project: ${PROJECT} in policies, where escalations and audit records go", NULL },
 	{ "as-root", 'r', 0, 0, NULL, NULL,
 	  "with no daemon, under sudo: run CMD as root, not as the invoking user", NULL },
+	{ "learn", 'l', 0, 0, NULL, NULL,
+	  "record what the policy denies or asks instead of enforcing it (credentials, "
+	  "persistence paths and the protected set stay enforced), for policy suggest; "
+	  "the bpf-lsm tier only", NULL },
 	{ 0 }
 };
 
@@ -349,7 +380,7 @@ static int cmd_run(int argc, char **argv)
 {
 	const char *policy_arg = NULL, *project_arg = NULL;
 	char project[PATH_MAX], here[PATH_MAX], *policy = NULL;
-	bool as_root = false, no_daemon = false;
+	bool as_root = false, no_daemon = false, learn = false;
 	struct stat st;
 	int c, rc;
 
@@ -363,6 +394,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'r':
 			as_root = true;
+			break;
+		case 'l':
+			learn = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -424,9 +458,9 @@ static int cmd_run(int argc, char **argv)
 		return SBX_EXIT_FAIL;
 	}
 	/* asked directly, not probed first: one connection to the daemon */
-	rc = run_with_daemon(policy, project, argv + optind, &no_daemon);
+	rc = run_with_daemon(policy, project, argv + optind, learn, &no_daemon);
 	if (no_daemon && geteuid() == 0)
-		rc = run_embedded(policy, project, argv + optind, as_root);
+		rc = run_embedded(policy, project, argv + optind, as_root, learn);
 	else if (no_daemon) {
 		sbx_err("no bpfsbx daemon is running: start it (sudo systemctl start bpfsbx, or "
 			"sudo bpfsbx daemon), or run this command with sudo for a one-off session");

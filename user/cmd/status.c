@@ -142,13 +142,15 @@ static int cmd_status(int argc, char **argv)
 		size_t k;
 		json_t *n;
 
-		printf("  %s  uid %lld  %s  policy %s  (%lld rules, %lld grants)\n",
+		printf("  %s  uid %lld  %s  policy %s  (%lld rules, %lld grants)%s\n",
 		       sbx_json_str(v, "name"),
 		       (long long)json_integer_value(json_object_get(v, "uid")),
 		       sbx_json_str(v, "project"),
 		       sbx_json_str(v, "policy"),
 		       (long long)json_integer_value(json_object_get(v, "rules")),
-		       (long long)json_integer_value(json_object_get(v, "grants")));
+		       (long long)json_integer_value(json_object_get(v, "grants")),
+		       json_is_true(json_object_get(v, "learning")) ?
+		       "  LEARNING: denies and asks recorded, not enforced" : "");
 		if (!dns)
 			continue;
 #define DNSN(k) (long long)json_integer_value(json_object_get(dns, k))

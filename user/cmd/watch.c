@@ -41,6 +41,7 @@
 #include "queue/watch.h"
 #include "user/cmd/cmd.h"
 #include "user/cmd/watch_render.h"
+#include "user/control/control_client.h"
 
 static volatile sig_atomic_t stop, resized;
 
@@ -115,6 +116,46 @@ static void set_status(struct watch *w, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * A learning session records what it would have been refused instead of
+ * asking: the person watching its project must know that nothing of it
+ * reaches this screen. Asked of the daemon at most every 2 s.
+ */
+static void learning_refresh(struct watch *w)
+{
+	struct sbx_strbuf b = { 0 };
+	json_t *req, *reply = NULL, *v;
+	char *err = NULL;
+	time_t now = time(NULL);
+	size_t i;
+
+	if (!w->tty || now - w->learning_at < 2)
+		return;
+	w->learning_at = now;
+	req = json_pack("{s:s}", "op", "status");
+	if (!req || sbx_ctl_call(req, &reply, &err)) {
+		free(err);
+		json_decref(req);
+		return;		/* no daemon: the last answer stands */
+	}
+	json_decref(req);
+	json_array_foreach(json_object_get(reply, "sessions"), i, v) {
+		const char *proj = sbx_json_str(v, "project");
+		bool mine = false;
+
+		if (!json_is_true(json_object_get(v, "learning")) || !proj)
+			continue;
+		for (size_t k = 0; k < w->nq && !mine; k++)
+			mine = !strcmp(w->qs[k].dir, proj);
+		if (mine)
+			sbx_sb_printf(&b, "%s%s (%s)", b.len ? ", " : "", sbx_json_str(v, "name") ?: "?",
+				      proj);
+	}
+	json_decref(reply);
+	free(w->learning);
+	w->learning = b.len ? b.p : (free(b.p), NULL);
+}
+
 static void refresh(struct watch *w)
 {
 	const char *sel_id = w->n ? w->items[w->sel].req.id : NULL;
@@ -122,6 +163,7 @@ static void refresh(struct watch *w)
 	struct item *items = NULL;
 	size_t n = 0;
 
+	learning_refresh(w);
 	for (size_t k = 0; k < w->nq; k++) {
 		json_t *a = NULL, *r;
 		char *err = NULL;
@@ -805,6 +847,7 @@ out:
 	}
 	free(w.qs);
 	free(w.status);
+	free(w.learning);
 	free(w.view_id);
 	free(w.view_doc);
 	free(w.seen_bytes);

@@ -405,6 +405,13 @@ int watch_draw(struct watch *w)
 			sbx_sb_printf(b, " in %zu projects", w->nq);
 		}
 	}
+	if (w->learning) {
+		struct sbx_strbuf *b = line(&s);
+
+		sbx_sb_puts(b, "\033[1;7m LEARNING \033[0m ");
+		sb_safe(b, w->learning, width > 80 ? width - 80 : 20);
+		sbx_sb_puts(b, ": denies and asks recorded, not enforced (run --learn)");
+	}
 	line(&s);
 
 	/* the list: at most a third of the screen */

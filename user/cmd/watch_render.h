@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 #include <jansson.h>
 #include "lib/text.h"
 #include "queue/queue.h"
@@ -55,6 +56,11 @@ struct watch {
 	size_t seen_len, unseen;
 	bool armed;
 	char *output;		/* TTY: the head of the last command's output */
+	/* TTY: the watched projects' learning sessions (run --learn), as
+	 * the daemon's status lists them, "NAME (PROJECT)" joined; NULL:
+	 * none, or no daemon to ask */
+	char *learning;
+	time_t learning_at;
 };
 
 static inline bool is_command(const struct sbx_request *req)

@@ -111,7 +111,7 @@ static json_t *approval_json(const struct sbx_policy *p)
 
 /* The child: never returns. */
 static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const char *project,
-			  const char *policy_path, uint32_t policy_id, bool floor_live)
+			  const char *policy_path, uint32_t policy_id, bool floor_live, bool learn)
 {
 	struct sbx_policy_env env = { .home = home, .project = project, .floor_live = floor_live };
 	struct sbx_diags diags = {};
@@ -131,6 +131,10 @@ static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const 
 	if (setenv("HOME", home, 1))
 		_exit(3);
 	p = sbx_policy_load_file(policy_path, &env, &diags);
+	if (p && learn && sbx_policy_learn(p, env.shipped_dir, &diags)) {
+		sbx_policy_free(p);
+		p = NULL;
+	}
 	if (p && sbx_policy_compile(p, policy_id, &c, &diags) == 0) {
 		h.ok = 1;
 		h.hdr = c.hdr;
@@ -142,14 +146,15 @@ static void compile_child(int fd, uid_t uid, gid_t gid, const char *home, const 
 		h.n_protect = c.n_protect;
 		for (uint32_t id = 1; id <= sbx_policy_rule_count(p); id++) {
 			const struct sbx_rule_info *r = sbx_policy_rule(p, id);
+			char *src;
 
 			if (!r)
 				continue;
-			json_array_append_new(rules, json_pack(
-				"{s:i, s:i, s:s, s:s, s:o}", "id", (int)r->id, "verdict",
-				(int)r->verdict, "pattern", r->pattern ? r->pattern : "",
-				"reason", r->reason ? r->reason : "", "source",
-				json_sprintf("%s:%d:%d", r->file ? r->file : "?", r->line, r->col)));
+			src = sbx_asprintf("%s:%d:%d", r->file ? r->file : "?", r->line, r->col);
+			json_array_append_new(rules, sbx_rule_row_json(&(struct sbx_rule_row){
+				.id = r->id, .verdict = r->verdict, .would = r->would,
+				.pattern = r->pattern, .reason = r->reason, .source = src }));
+			free(src);
 		}
 		json_t *srcs = json_array(), *dirs = json_array();
 		char digest[32];
@@ -228,7 +233,7 @@ void sbx_compiled_rt_free(struct sbx_compiled_rt *c)
 
 int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *project,
 			  const char *policy_path, uint32_t policy_id, bool floor_live,
-			  struct sbx_compiled_rt *out, char **err)
+			  bool learn, struct sbx_compiled_rt *out, char **err)
 {
 	struct wire_hdr h;
 	json_error_t jerr;
@@ -250,7 +255,8 @@ int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *pr
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		compile_child(pfd[1], uid, gid, home, project, policy_path, policy_id, floor_live);
+		compile_child(pfd[1], uid, gid, home, project, policy_path, policy_id, floor_live,
+			      learn);
 	}
 	close(pfd[1]);
 	rc = sbx_read_all(pfd[0], &h, sizeof(h));
@@ -310,11 +316,7 @@ int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *pr
 		if (!out->rules)
 			abort();
 		r = &out->rules[out->n_rules++];
-		r->id = json_integer_value(json_object_get(v, "id"));
-		r->verdict = json_integer_value(json_object_get(v, "verdict"));
-		r->pattern = sbx_strdup(sbx_json_str(v, "pattern"));
-		r->reason = sbx_strdup(sbx_json_str(v, "reason"));
-		r->source = sbx_strdup(sbx_json_str(v, "source"));
+		sbx_rule_row_from_json(r, v);
 	}
 	if (!h.ok) {
 		const char *e = sbx_json_str(j, "error");

@@ -21,10 +21,11 @@ struct sbx_compiled_rt {
 };
 
 /* Load and compile in a child that runs with uid/gid's rights (floor_live:
- * a running session's, policy.h sbx_policy_env.floor_live). */
+ * a running session's, policy.h sbx_policy_env.floor_live; learn: for run
+ * --learn, sbx_policy_learn() between the two). */
 int sbx_policy_compile_as(uid_t uid, gid_t gid, const char *home, const char *project,
 			  const char *policy_path, uint32_t policy_id, bool floor_live,
-			  struct sbx_compiled_rt *out, char **err);
+			  bool learn, struct sbx_compiled_rt *out, char **err);
 void sbx_compiled_rt_free(struct sbx_compiled_rt *c);
 
 /* What a policy file looks like now ({path, mtime, size, ino}): if it

@@ -132,6 +132,8 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 				      "grants", (int)(s->n_grants + s->n_name_grants), "rules",
 				      s->rules ? (int)s->rules->n : 0, "populated", sbx_session_populated(s));
 		json_object_set_new(o, "tier", json_string(s->tier ? s->tier : "?"));
+		if (s->learn)
+			json_object_set_new(o, "learning", json_true());
 
 		json_object_set_new(o, "dns", sbx_resolver_status(s));
 		json_object_set_new(o, "names", learned_rows(s, NULL));
@@ -165,22 +167,24 @@ static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json
 	int rc;
 
 	rc = sbx_session_create(d, c->pid, c->uid, c->gid, sbx_json_str(req, "policy_path"),
-				sbx_json_str(req, "project"), sbx_json_str(req, "home"), &s, &err, &diags);
+				sbx_json_str(req, "project"), sbx_json_str(req, "home"),
+				json_is_true(json_object_get(req, "learn")), &s, &err, &diags);
 	if (rc) {
 		r = sbx_ctl_error("%s", err ? err : strerror(-rc));
 		free(err);
 		return with_diags(r, diags);
 	}
 	sbx_notice_adopt(s, c->passed_fd);	/* run's stderr, when a terminal */
-	sbx_info("session %s started for pid %d uid %u (%s)%s", s->name, (int)c->pid, c->uid,
-		 s->policy_path, s->notice_fd > 0 ? ", its requests told on its terminal" : "");
+	sbx_info("session %s started for pid %d uid %u (%s)%s%s", s->name, (int)c->pid, c->uid,
+		 s->policy_path, s->learn ? ", learning" : "",
+		 s->notice_fd > 0 ? ", its requests told on its terminal" : "");
 	if (d->embedded && !d->embedded_child)
 		d->embedded_child = c->pid;
-	return with_diags(json_pack("{s:b,s:s,s:I,s:s,s:I,s:s,s:i,s:b}", "ok", 1, "session",
+	return with_diags(json_pack("{s:b,s:s,s:I,s:s,s:I,s:s,s:i,s:b,s:b}", "ok", 1, "session",
 				    s->name, "cgid", (json_int_t)s->cgid, "project", s->project,
 				    "keep_env", (json_int_t)s->hdr.keep_env, "tier", s->tier,
 				    "landlock_abi", s->landlock_abi, "kernel_decides",
-				    sbx_kernel_decides(&d->k)), diags);
+				    sbx_kernel_decides(&d->k), "learning", s->learn), diags);
 }
 
 /*
@@ -326,6 +330,8 @@ static const struct sbx_ctl_arg run_args[] = {
 	  "`.sandbox/` is); it must belong to the caller unless the caller is root" },
 	{ "home", SBX_ARG_STRING, false, "`~` in the policy; honoured for root only (others get "
 	  "their own home)" },
+	{ "learn", SBX_ARG_BOOL, false, "record the policy's denies and asks instead of "
+	  "enforcing them, except the protected set (`run --learn`; the bpf-lsm tier only)" },
 	{ NULL }
 };
 
@@ -374,10 +380,11 @@ static const struct sbx_ctl_op ops[] = {
 	  "start a session and move the caller's process into it; a terminal that comes "
 	  "along as SCM_RIGHTS (run's stderr) gets one line per request the session files",
 	  "`{\"ok\":true,\"session\",\"cgid\",\"project\",\"keep_env\",\"tier\",\"landlock_abi\","
-	  "\"kernel_decides\",\"diagnostics\"?}`; the caller is in the session's cgroup when the "
-	  "reply arrives; on tier `landlock` it must confine itself (Landlock, seccomp) before it "
-	  "runs anything; kernel_decides: the daemon's programs decide writes and asks in the "
-	  "kernel, and its plan lets Landlock grant them" },
+	  "\"kernel_decides\",\"learning\",\"diagnostics\"?}`; the caller is in the session's "
+	  "cgroup when the reply arrives; on tier `landlock` it must confine itself (Landlock, "
+	  "seccomp) before it runs anything; kernel_decides: the daemon's programs decide writes "
+	  "and asks in the kernel, and its plan lets Landlock grant them; learning: the session "
+	  "records instead of enforcing (`learn`), which a client that asked for it checks" },
 	{ "submit", op_submit, SBX_CTL_INSIDE, submit_args,
 	  "a connector's request, written into the caller's session queue; or, with "
 	  "`record`, a record appended to the session's audit log",

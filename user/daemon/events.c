@@ -230,6 +230,10 @@ static void rule_fill(const struct sbx_session_rt *s, uint32_t id, uint8_t verdi
 	req->rule.pattern = r->pattern;
 	req->rule.reason = r->reason;
 	req->rule.source = r->source;
+	/* learning: the kernel let it through as audit; say what enforcing
+	 * would have done */
+	if (r->would && verdict == SBX_V_AUDIT)
+		req->rule.would = sbx_verdict_name(r->would);
 }
 
 static void fold_flush(struct sbx_daemon *d, bool all);

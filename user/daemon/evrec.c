@@ -81,12 +81,21 @@ char *sbx_evrec_message(const struct sbx_evrec *r)
 	const char *v = r->verdict ? r->verdict : "?", *op = r->operation ? r->operation : "?";
 	const char *obj = r->object ? r->object : "?", *s = r->session ? r->session : "none";
 	const char *reason = r->rule.rule.reason;
+	char *learning = NULL, *msg;
 
+	if (r->rule.rule.would) {
+		/* "audit (learning: would deny) open_read ..." */
+		learning = sbx_asprintf("%s (learning: would %s)", v, r->rule.rule.would);
+		v = learning;
+	}
 	if (r->repeats)
-		return sbx_asprintf("%s %s %s, repeated %llu more times (session %s)", v, op, obj,
-				    (unsigned long long)r->repeats, s);
-	return sbx_asprintf("%s %s %s (session %s)%s%s", v, op, obj, s, reason ? ": " : "",
-			    reason ? reason : "");
+		msg = sbx_asprintf("%s %s %s, repeated %llu more times (session %s)", v, op, obj,
+				   (unsigned long long)r->repeats, s);
+	else
+		msg = sbx_asprintf("%s %s %s (session %s)%s%s", v, op, obj, s, reason ? ": " : "",
+				   reason ? reason : "");
+	free(learning);
+	return msg;
 }
 
 int sbx_evrec_severity(const struct sbx_evrec *r)

@@ -476,8 +476,8 @@ static void hand_out(const struct sbx_pcache *e, struct sbx_policy_use *u)
 }
 
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
-		      const char *project, const char *policy_path, enum sbx_obtain how,
-		      struct sbx_policy_use *u, char **err)
+		      const char *project, const char *policy_path, bool learn,
+		      enum sbx_obtain how, struct sbx_policy_use *u, char **err)
 {
 	struct sbx_compiled_rt c = {};
 	struct sbx_pcache *e;
@@ -494,7 +494,8 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 		bool links_quiet = have_epoch && e->link_epoch_ok && e->link_epoch == epoch;
 		bool quiet;
 
-		if (e->live || e->uid != uid || e->gid != gid || strcmp(e->home, home) ||
+		if (e->live || e->learn != learn || e->uid != uid || e->gid != gid ||
+		    strcmp(e->home, home) ||
 		    strcmp(e->project, project) || strcmp(e->policy_path, policy_path))
 			continue;
 		/* no link, mount or name on the way to any of its paths changed */
@@ -510,7 +511,7 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 		}
 	}
 	rc = sbx_policy_compile_as(uid, gid, home, project, policy_path, d->next_policy_id++,
-				   how == SBX_OBTAIN_LIVE, &c, err);
+				   how == SBX_OBTAIN_LIVE, learn, &c, err);
 	if (!rc)
 		rc = sbx_policy_apply(d, &c.c, err);
 	if (rc) {
@@ -541,6 +542,7 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	e->link_epoch = epoch;
 	e->link_epoch_ok = have_epoch;
 	e->live = how == SBX_OBTAIN_LIVE;
+	e->learn = learn;
 	dir_ident(project, &e->project_dev, &e->project_ino);
 	dir_ident(home, &e->home_dev, &e->home_ino);
 	sbx_compiled_rt_free(&c);

@@ -33,6 +33,7 @@ struct sbx_pcache {
 	bool link_epoch_ok;
 	bool live;			/* compiled under SBX_OBTAIN_LIVE: never handed
 					 * to a new session */
+	bool learn;			/* for run --learn (sbx_policy_learn) */
 	struct sbx_pcache *next;
 };
 
@@ -67,10 +68,10 @@ enum sbx_obtain {
 				 * floor (sbx_policy_env.floor_live) */
 };
 /* A policy for these parameters in the kernel: a recent identical one, or
- * compiled and applied now. */
+ * compiled and applied now (learn: as run --learn has it). */
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
-		      const char *project, const char *policy_path, enum sbx_obtain how,
-		      struct sbx_policy_use *u, char **err);
+		      const char *project, const char *policy_path, bool learn,
+		      enum sbx_obtain how, struct sbx_policy_use *u, char **err);
 void sbx_policy_use_free(struct sbx_policy_use *u);
 /* s takes u's tables and header (u keeps only its diagnostics). */
 void sbx_policy_take(struct sbx_session_rt *s, struct sbx_policy_use *u);

@@ -182,7 +182,7 @@ static void phase_done(struct sbx_daemon *d, enum sbx_start_phase i, uint64_t *t
 
 static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 			  const char *policy_path, const char *project, const char *home,
-			  struct sbx_session_rt **out, char **err, json_t **diags)
+			  bool learn, struct sbx_session_rt **out, char **err, json_t **diags)
 {
 	struct sbx_session_rt *s = sbx_calloc(1, sizeof(*s));
 	struct sbx_policy_use u = {};
@@ -225,13 +225,14 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	s->policy_path = sbx_strdup(policy_path);
 	s->tier = sbx_tier_name(d->k.tier);
 	s->landlock_abi = d->k.landlock_abi;
+	s->learn = learn;
 	s->serial = d->next_serial++;
 	s->events_wd = s->done_wd = -1;
 	session_name(s->name, sizeof(s->name));
 	phase_done(d, SBX_SP_CHECKS, &t);
 
-	rc = sbx_policy_obtain(d, uid, gid, s->home, s->project, policy_path, SBX_OBTAIN_KEPT, &u,
-			       err);
+	rc = sbx_policy_obtain(d, uid, gid, s->home, s->project, policy_path, learn,
+			       SBX_OBTAIN_KEPT, &u, err);
 	if (diags)
 		*diags = json_incref(u.diags);
 	if (rc) {
@@ -331,6 +332,9 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 					"session", s->name, "pid", (int)pid, "uid", (int)uid,
 					"policy", policy_path, "project", s->project);
 
+		if (learn)
+			json_object_set_new(rec, "learn", json_true());
+
 		sbx_daemon_audit(s, rec);
 		json_decref(rec);
 	}
@@ -378,12 +382,21 @@ fail:
  */
 int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		       const char *policy_path, const char *project, const char *home,
-		       struct sbx_session_rt **out, char **err, json_t **diags)
+		       bool learn, struct sbx_session_rt **out, char **err, json_t **diags)
 {
 	char *aerr = NULL;
 	int rc;
 
 	*out = NULL;
+	/* Landlock refuses or allows, and says nothing of what it allows:
+	 * turning a deny into "allow" there would record nothing at all */
+	if (learn && d->k.tier == SBX_TIER_LANDLOCK) {
+		*err = sbx_strdup("run --learn needs the bpf-lsm tier, which records what it "
+				  "lets through; this kernel has the landlock tier (no BPF-LSM), "
+				  "where Landlock allows without a record. Nothing was run "
+				  "('bpfsbx doctor' names the lsm= line that brings the bpf-lsm tier)");
+		return -EOPNOTSUPP;
+	}
 	rc = sbx_attach_session_begin(d, &aerr);
 	if (rc) {
 		*err = sbx_asprintf("attaching bpfsbx's programs failed, so the session is "
@@ -391,7 +404,7 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		free(aerr);
 		return rc;
 	}
-	rc = session_create(d, pid, uid, gid, policy_path, project, home, out, err, diags);
+	rc = session_create(d, pid, uid, gid, policy_path, project, home, learn, out, err, diags);
 	sbx_attach_session_done(d);
 	return rc;
 }
@@ -404,7 +417,7 @@ int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s, const cha
 	int rc;
 
 	/* fresh: a reload is asked for because something changed */
-	rc = sbx_policy_obtain(d, s->uid, s->gid, s->home, s->project, policy_path,
+	rc = sbx_policy_obtain(d, s->uid, s->gid, s->home, s->project, policy_path, s->learn,
 			       SBX_OBTAIN_FRESH, &u, err);
 	if (diags)
 		*diags = json_incref(u.diags);

@@ -9,11 +9,12 @@
 #include "user/daemon/state.h"
 
 /* Create a session for process pid (the caller), policy compiled with
- * the caller's credentials. 0 or -errno with *err (and *diags, a JSON
- * array of strings, when the policy was rejected). */
+ * the caller's credentials (learn: run --learn's, policy/learn.c; the
+ * bpf-lsm tier only). 0 or -errno with *err (and *diags, a JSON array of
+ * strings, when the policy was rejected). */
 int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		       const char *policy_path, const char *project, const char *home,
-		       struct sbx_session_rt **out, char **err, json_t **diags);
+		       bool learn, struct sbx_session_rt **out, char **err, json_t **diags);
 /* Swap the policy; on failure the old one stays in force. */
 int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s,
 		       const char *policy_path, char **err, json_t **diags);

@@ -239,19 +239,36 @@ static char *policy_file(uint32_t id)
 	return sbx_asprintf(SBX_STATE_DIR "/policy-%u.json", id);
 }
 
+json_t *sbx_rule_row_json(const struct sbx_rule_row *r)
+{
+	json_t *j = json_pack("{s:i,s:i,s:s,s:s,s:s}", "id", (int)r->id, "verdict",
+			      (int)r->verdict, "pattern", r->pattern ? r->pattern : "",
+			      "reason", r->reason ? r->reason : "", "source",
+			      r->source ? r->source : "");
+
+	if (j && r->would)
+		json_object_set_new(j, "would", json_integer(r->would));
+	return j;
+}
+
+void sbx_rule_row_from_json(struct sbx_rule_row *r, const json_t *v)
+{
+	r->id = json_integer_value(json_object_get(v, "id"));
+	r->verdict = json_integer_value(json_object_get(v, "verdict"));
+	r->would = json_integer_value(json_object_get(v, "would"));
+	r->pattern = sbx_strdup(sbx_json_str(v, "pattern"));
+	r->reason = sbx_strdup(sbx_json_str(v, "reason"));
+	r->source = sbx_strdup(sbx_json_str(v, "source"));
+}
+
 /* The policy's part of a session's state: its rule rows, protected files
  * and host rules, set on j. */
 static void policy_part(json_t *j, const struct sbx_session_rt *s)
 {
 	json_t *a = json_array();
 
-	for (size_t i = 0; s->rules && i < s->rules->n; i++) {
-		const struct sbx_rule_row *r = &s->rules->rows[i];
-
-		json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s}", "id", (int)r->id,
-						   "verdict", (int)r->verdict, "pattern", r->pattern,
-						   "reason", r->reason, "source", r->source));
-	}
+	for (size_t i = 0; s->rules && i < s->rules->n; i++)
+		json_array_append_new(a, sbx_rule_row_json(&s->rules->rows[i]));
 	json_object_set_new(j, "rules", a);
 	json_object_set_new(j, "protect", hex_blob(s->protect, s->n_protect * sizeof(*s->protect)));
 	if (s->names_json)
@@ -315,6 +332,8 @@ int sbx_state_save(struct sbx_session_rt *s)
 		json_object_set(j, "approval", s->approval);
 	json_object_set_new(j, "tier", json_string(s->tier ? s->tier : "?"));
 	json_object_set_new(j, "landlock_abi", json_integer(s->landlock_abi));
+	if (s->learn)
+		json_object_set_new(j, "learn", json_true());
 	json_object_set_new(j, "hdr", hex_blob(&s->hdr, sizeof(s->hdr)));
 	if (!shared)
 		policy_part(j, s);	/* the policy's file could not be written */
@@ -403,6 +422,7 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 	s->tier = sbx_tier_name(str && !strcmp(str, "landlock") ? SBX_TIER_LANDLOCK
 								  : SBX_TIER_BPF_LSM);
 	s->landlock_abi = json_integer_value(json_object_get(j, "landlock_abi"));
+	s->learn = json_is_true(json_object_get(j, "learn"));
 	if (!s->name[0] || !s->cgid || !unhex_blob(json_object_get(j, "hdr"), &s->hdr,
 						   sizeof(s->hdr))) {
 		json_decref(j);
@@ -426,15 +446,8 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 	}
 	a = json_object_get(pol, "rules");
 	rows = sbx_calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*rows));
-	json_array_foreach(a, i, v) {
-		struct sbx_rule_row *r = &rows[i];
-
-		r->id = json_integer_value(json_object_get(v, "id"));
-		r->verdict = json_integer_value(json_object_get(v, "verdict"));
-		r->pattern = sbx_strdup(sbx_json_str(v, "pattern"));
-		r->reason = sbx_strdup(sbx_json_str(v, "reason"));
-		r->source = sbx_strdup(sbx_json_str(v, "source"));
-	}
+	json_array_foreach(a, i, v)
+		sbx_rule_row_from_json(&rows[i], v);
 	s->rules = sbx_rule_table_new(rows, json_array_size(a));
 	str = sbx_json_str(pol, "protect");
 	if (str && strlen(str) % (2 * sizeof(struct sbx_protect_key)) == 0) {

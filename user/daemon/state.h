@@ -46,8 +46,14 @@
 struct sbx_rule_row {
 	uint32_t id;
 	uint8_t verdict;
+	uint8_t would;		/* learning: deny or ask when enforced; 0 otherwise */
 	char *pattern, *reason, *source;
 };
+
+/* A row as the compiler's child sends it and the state keeps it. */
+json_t *sbx_rule_row_json(const struct sbx_rule_row *r);
+/* Fills r from v (strings copied). */
+void sbx_rule_row_from_json(struct sbx_rule_row *r, const json_t *v);
 
 /* The rows of one compiled policy, read-only, shared by the cache entry
  * and every session of it (10,000 rules are 30,000 strings to copy). */
@@ -114,6 +120,9 @@ struct sbx_session_rt {
 	 * saved so that a person reading the state knows what held */
 	const char *tier;
 	int landlock_abi;
+	/* run --learn: the policy's denies and asks are recorded, not
+	 * enforced, except the protected set (policy/learn.c) */
+	bool learn;
 	struct sbx_policy_hdr hdr;
 	struct sbx_rule_table *rules;	/* shared with the policy cache; NULL: none */
 	struct sbx_protect_key *protect;
