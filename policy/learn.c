@@ -68,7 +68,7 @@ static int learn_index(struct learn *l)
 
 		if (r->is_default || !r->file)
 			continue;
-		/* the rules of one file are numbered together */
+		/* one realpath per run of rules from one file */
 		if (!last || strcmp(last, r->file)) {
 			char *real = realpath(r->file, NULL);
 
