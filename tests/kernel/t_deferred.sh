@@ -259,3 +259,11 @@ test_project_build_files_stay_writable() {
 		printf 'all:\n\ttrue\n' >Makefile && echo OK"
 	rm -f $PROJ/package.json $PROJ/Makefile
 }
+
+# which tool files are protected is the policy's content, decided by the
+# same programs on the same hooks for every file: on 6.1 this file runs one
+# refusal per hook family and the tests that the project's own work goes
+# on; 6.12's guests run every test
+on_61_only "the policy's list of tool files, decided by the same programs as the tests kept: run by the 6.12 guests; on 6.1 this file runs one test per hook family" \
+	project_repo_config_cannot_plant_a_command tool_configuration_files_are_refused_and_unchanged \
+	project_repo_still_commits_branches_and_stashes project_build_files_stay_writable

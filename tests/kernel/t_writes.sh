@@ -113,3 +113,11 @@ test_user_scope_mcp_server_is_put_back_while_the_session_runs() {
 	grep -q evil $THOME/.claude.json && fail "the planted server came back at session end"
 	true
 }
+
+# the caches and agent files protected are the policy's content, decided
+# by the same programs for each: on 6.1 this file runs one refusal per hook
+# family, the guard of ~/.claude.json and the writable caches; 6.12's
+# guests run every test
+on_61_only "the policy's list of caches and agent files, decided by the same programs as the tests kept: run by the 6.12 guests; on 6.1 this file runs one test per hook family" \
+	npx_package_cannot_be_planted user_scope_mcp_server_in_claude_json_is_put_back \
+	npm_verified_cache_and_transcripts_stay_writable
