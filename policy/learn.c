@@ -84,11 +84,12 @@ static int learn_index(struct learn *l)
 	return 0;
 }
 
-static bool kept_rule(const struct learn *l, uint32_t id)
+/* the machine policy's (machine.c marks each), or no rule this policy has */
+static bool machine_rule(const struct learn *l, uint32_t id)
 {
 	const struct sbx_rule_info *r = sbx_policy_rule(l->p, id);
 
-	return !r || r->machine || sbx_rule_is_machine(l->p, id) || from_base(l, id);
+	return !r || r->machine;
 }
 
 /* agent-default's network rules that stay, as `policy suggest` never
@@ -245,7 +246,7 @@ static void record(struct sbx_policy *p, uint32_t id, uint8_t *verdict)
 
 static void learn_default(struct learn *l, uint32_t id, uint8_t *verdict)
 {
-	if (refuses(*verdict) && !(id && sbx_rule_is_machine(l->p, id)))
+	if (refuses(*verdict) && !(id && machine_rule(l, id)))
 		record(l->p, id, verdict);
 }
 
@@ -288,7 +289,7 @@ int sbx_policy_learn(struct sbx_policy *p, const char *shipped_dir, struct sbx_d
 
 		if (!refuses(f->verdict) || f->id > p->n_rules)
 			continue;
-		keep[f->id] |= kept_rule(&l, f->id);
+		keep[f->id] |= machine_rule(&l, f->id) || from_base(&l, f->id);
 		for (size_t k = 0; k < f->n_pats && !keep[f->id]; k++)
 			keep[f->id] = path_near_guard(&l, &f->pats[k], f->access);
 	}
@@ -296,15 +297,15 @@ int sbx_policy_learn(struct sbx_policy *p, const char *shipped_dir, struct sbx_d
 		const struct sbx_nrule *r = &p->nrules[i];
 
 		if (refuses(r->verdict) && r->id <= p->n_rules)
-			keep[r->id] |= r->id == p->loopback_rule || r->id == p->inbound_rule ||
-				       guard_nrule(&l, r) || net_near_guard(&l, r) ||
-				       (kept_rule(&l, r->id) && !from_base(&l, r->id));
+			keep[r->id] |= machine_rule(&l, r->id) || r->id == p->loopback_rule ||
+				       r->id == p->inbound_rule || guard_nrule(&l, r) ||
+				       net_near_guard(&l, r);
 	}
 	for (size_t i = 0; i < p->n_crules; i++) {
 		const struct sbx_crule *r = &p->crules[i];
 
 		if (refuses(r->verdict) && r->id <= p->n_rules)
-			keep[r->id] |= kept_rule(&l, r->id);
+			keep[r->id] |= machine_rule(&l, r->id) || from_base(&l, r->id);
 	}
 	for (size_t i = 0; i < p->n_frules; i++)
 		if (refuses(p->frules[i].verdict) && !keep[p->frules[i].id])

@@ -15,7 +15,6 @@
  */
 #include <getopt.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 #include "user/cmd/cmd.h"
 #include "user/cmd/policy_cli.h"
+#include "user/daemon/state.h"
 #include "user/control/control_client.h"
 #include "lib/project.h"
 #include "lib/shipped.h"
@@ -37,9 +37,6 @@ static void usage(FILE *f)
 {
 	sbx_cmd_help(f, sbx_cmd_find("reload"));
 }
-
-/* the session's owner, whose home ~ stands for in its policy */
-static uid_t shadow_uid;
 
 /* The caller's one session in project (NULL: the one named *name), from
  * the daemon's status; its name, policy and project. */
@@ -70,7 +67,6 @@ static char *find_session(const char *project, const char *want, char **policy, 
 		name = sbx_strdup(sbx_json_str(found, "name"));
 		*policy = sbx_strdup(sbx_json_str(found, "policy"));
 		*proj = sbx_strdup(sbx_json_str(found, "project"));
-		shadow_uid = (uid_t)json_integer_value(json_object_get(found, "uid"));
 	} else if (n == 0 && want) {
 		sbx_err("reload: no session of yours is named %s", want);
 	} else if (n == 0) {
@@ -91,19 +87,19 @@ static const struct sbx_opt reload_opts[] = {
 	{ "shadow", 's', 0, 'y', "FILE", NULL,
 	  "switch nothing: print every access the session recorded whose verdict FILE would "
 	  "change (policy diff over the daemon's event log)", NULL },
-	{ "events", 'e', 0, 'f', "FILE", "/var/log/bpfsbx/events.jsonl",
+	{ "events", 'e', 0, 'f', "FILE", SBX_EVENT_LOG,
 	  "with --shadow: the event log to read", NULL },
 	{ 0 }
 };
 
-/* reload --shadow: the session's policy and FILE side by side */
+/* reload --shadow: the session's policy and FILE side by side (~ is the
+ * home of the user its events carry: policy_events_home) */
 static int shadow(const char *name, const char *cur, const char *next, const char *project,
 		  const char *events)
 {
-	struct passwd *pw = getpwuid(shadow_uid);
 	struct popts o = { .file = cur, .target = next, .project = project, .events = events,
 			   .sessions = (const char *[]){ name }, .nsessions = 1,
-			   .home = pw ? pw->pw_dir : NULL, .all_recorded = true, .no_resolve = true };
+			   .all_recorded = true, .no_resolve = true };
 
 	printf("# reload --shadow: %s beside the policy of session %s (%s); nothing was "
 	       "switched. Only what the session recorded is decided: what its policy allowed "
