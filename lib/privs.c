@@ -79,3 +79,23 @@ int sbx_drop_privileges(uid_t uid, gid_t gid, unsigned flags)
 		return -errno;
 	return 0;
 }
+
+bool sbx_uid_is(uid_t uid, const char *who)
+{
+	struct passwd *pw = getpwuid(uid);
+	struct group *g;
+
+	if (!pw || !who)
+		return false;
+	if (who[0] != '@')
+		return !strcmp(who, pw->pw_name);
+	g = getgrnam(who + 1);
+	if (!g)
+		return false;
+	if (g->gr_gid == pw->pw_gid)
+		return true;
+	for (char **m = g->gr_mem; m && *m; m++)
+		if (!strcmp(*m, pw->pw_name))
+			return true;
+	return false;
+}

@@ -11,6 +11,7 @@
 #ifndef SBX_PRIVS_H
 #define SBX_PRIVS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 enum sbx_drop_flags {
@@ -27,5 +28,12 @@ enum sbx_drop_flags {
  * must exit without doing the work it dropped for.
  */
 int sbx_drop_privileges(uid_t uid, gid_t gid, unsigned flags);
+
+/*
+ * Is uid the user named who, or, for "@group", a member of that group (as
+ * its primary group or listed)? What the machine policy's approvers list
+ * means, for the daemon and for an approver that writes a rule.
+ */
+bool sbx_uid_is(uid_t uid, const char *who);
 
 #endif

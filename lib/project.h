@@ -8,6 +8,10 @@
 #ifndef SBX_PROJECT_H
 #define SBX_PROJECT_H
 
+/* A project's own files: the project policy, below its .sandbox */
+#define SBX_SANDBOX_DIR		".sandbox"
+#define SBX_POLICY_FILE		".sandbox/policy.yaml"
+
 /*
  * The nearest of start and its ancestors that holds a .sandbox/
  * directory, found as git finds .git: the walk does not cross into

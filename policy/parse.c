@@ -1013,6 +1013,28 @@ const struct sbx_rule_info *sbx_policy_rule(const struct sbx_policy *p, uint32_t
 	return &p->rules[id - 1];
 }
 
+char *sbx_policy_rule_words(const struct sbx_policy *p, uint32_t id)
+{
+	const struct sbx_rule_info *r;
+	struct sbx_strbuf b = { 0 };
+
+	if (id >= SBX_RULE_BUILTIN)
+		return sbx_asprintf("by %s", sbx_builtin_rule_text(id));
+	r = sbx_policy_rule(p, id);
+	if (!r)
+		return sbx_strdup("by the section default");
+	if (r->is_default)
+		sbx_sb_printf(&b, "by default (%s at %s:%d)", r->pattern, r->file, r->line);
+	else
+		sbx_sb_printf(&b, "by %srule #%u \"%s\" at %s:%d", r->machine ? "machine " : "",
+			      r->id, r->pattern, r->file, r->line);
+	if (r->would)
+		sbx_sb_printf(&b, " (learning: would %s)", sbx_verdict_name(r->would));
+	if (r->reason)
+		sbx_sb_printf(&b, ": %s", r->reason);
+	return b.p ? b.p : sbx_strdup("");
+}
+
 size_t sbx_policy_source_count(const struct sbx_policy *p)
 {
 	return p ? p->n_sources : 0;

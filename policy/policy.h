@@ -130,6 +130,9 @@ void sbx_policy_free(struct sbx_policy *p);
 size_t sbx_policy_rule_count(const struct sbx_policy *p);
 /* id 1..count; NULL otherwise */
 const struct sbx_rule_info *sbx_policy_rule(const struct sbx_policy *p, uint32_t id);
+/* What decided, for a person: "by rule #5 "~/.ssh/" at FILE:LINE: REASON",
+ * "by default (...)", a built-in rule's text (malloc'd) */
+char *sbx_policy_rule_words(const struct sbx_policy *p, uint32_t id);
 /* Files the policy was read from (the file and everything it extends):
  * sessions may never write them. */
 size_t sbx_policy_source_count(const struct sbx_policy *p);

@@ -588,6 +588,39 @@ static bool dir_safe(const struct ctx *c, const char *dir, int acc)
 	return true;
 }
 
+char **sbx_suggest_refused_below(const struct sbx_policy *p, const char *dir, int acc, size_t *n)
+{
+	char **v = NULL;
+
+	*n = 0;
+	for (size_t i = 0; i < p->n_frules; i++) {
+		const struct sbx_frule *f = &p->frules[i];
+		const struct sbx_rule_info *r = sbx_policy_rule(p, f->id);
+		struct sbx_strbuf b = { 0 };
+
+		if (!(f->access & SBX_ACCBIT(acc)) || f->verdict < SBX_V_ASK)
+			continue;
+		/* one line a rule: its names and paths, its verdict and why */
+		for (size_t j = 0; j < f->n_pats; j++) {
+			const struct sbx_path_pat *pt = &f->pats[j];
+
+			if (!sbx_pat_is_name(pt->shape) &&
+			    !(pt->shape == SBX_PAT_ANCHORED && strictly_below(pt->text, dir)))
+				continue;
+			sbx_sb_printf(&b, "%s%s%s%s", b.len ? ", " : "",
+				      pt->shape == SBX_PAT_NAME_SUFFIX ? "*" : "", pt->text,
+				      pt->shape == SBX_PAT_NAME_PREFIX ? "*" : "");
+		}
+		if (!b.len)
+			continue;
+		sbx_sb_printf(&b, ": %s (%s)", sbx_verdict_name(f->verdict),
+			      r && r->reason ? r->reason : "no reason given");
+		v = sbx_realloc_array(v, *n + 1, sizeof(*v));
+		v[(*n)++] = b.p;
+	}
+	return v;
+}
+
 static void make_file_rules(struct ctx *c, int acc)
 {
 	size_t i = 0;
@@ -615,7 +648,7 @@ static void make_file_rules(struct ctx *c, int acc)
 		if (g[i].dir)
 			while (j < ng && g[j].dir && !strcmp(g[j].dir, g[i].dir))
 				j++;
-		if (g[i].dir && j - i >= DIR_MIN_PATHS) {
+		if (g[i].dir && j - i >= (c->in->dir_min ? c->in->dir_min : DIR_MIN_PATHS)) {
 			struct prule *r = new_rule(c, SBX_SEC_FILES);
 
 			r->access = acc;

@@ -53,6 +53,9 @@ struct sbx_suggest_in {
 	const char *guard;
 	/* a header comment (what was read), one line, or NULL */
 	const char *header;
+	/* objects below a tool directory before the rule is the directory
+	 * (0: two). An approver widening one asked object offers it at one. */
+	size_t dir_min;
 };
 
 struct sbx_suggestion {
@@ -82,6 +85,15 @@ int sbx_seen_decide(const struct sbx_compiled *c, const struct sbx_policy *p,
 		    const struct sbx_seen *s, struct sbx_decision *d);
 /* "read /home/u/.ssh/id_rsa", "connect 192.0.2.1 port 443 (example.com)" (malloc'd) */
 char *sbx_seen_words(const struct sbx_seen *s);
+
+/*
+ * What p still refuses (asks or denies) of acc below dir although a rule
+ * allows dir itself: the rules that sit closer to an object, name rules
+ * (which match anywhere) and path rules below dir, one line each,
+ * "*.pem: ask (reason)". For the person about to widen a rule to dir.
+ * *n lines, malloc'd.
+ */
+char **sbx_suggest_refused_below(const struct sbx_policy *p, const char *dir, int acc, size_t *n);
 
 /* ---- the generaliser's parts, for the unit tests ------------------------------ */
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "queue/propose.h"
 #include "queue/render.h"
 #include "queue/request.h"
 #include "lib/json.h"
@@ -303,6 +304,36 @@ void sbx_render_request(const struct sbx_request *req, const char *project, stru
 			abort();
 	}
 	free(b.p);
+}
+
+/* one field a line: the line structure is ours, not the agent's, so it is
+ * not marked as a line break inside a value would be */
+static void add_lines(struct sbx_render *r, const char *label, const char *s)
+{
+	for (const char *p = s; p && *p;) {
+		size_t n = strcspn(p, "\n");
+
+		add(r, p == s ? label : "", p, n);
+		p += n + (p[n] ? 1 : 0);
+	}
+}
+
+void sbx_render_proposal(const struct sbx_proposal *p, struct sbx_render *r)
+{
+	add_lines(r, "rule", p->rule);
+	for (size_t i = 0; i < p->nexplain; i++)
+		if (strcmp(p->explain[i].label, "into"))
+			add_lines(r, p->explain[i].label, p->explain[i].text);
+	for (size_t i = 0; i < p->ncovers; i++) {
+		struct sbx_strbuf b = { 0 };
+
+		sbx_sb_printf(&b, "%s  %s", p->covers[i], p->covers_what[i] ?: "");
+		add(r, i ? "" : "answers", b.p ? b.p : "", b.len);
+		free(b.p);
+	}
+	for (size_t i = 0; i < p->nexplain; i++)
+		if (!strcmp(p->explain[i].label, "into"))
+			add_str(r, "into", p->explain[i].text);
 }
 
 void sbx_render_free(struct sbx_render *r)

@@ -69,6 +69,12 @@ struct sbx_render {
 void sbx_render_request(const struct sbx_request *req, const char *project,
 			struct sbx_render *r);
 void sbx_render_free(struct sbx_render *r);
+/* A widened rule (queue/propose.h) after the request it answers: the
+ * rule's text, what it allows and keeps refused, the asked access before
+ * and after, the waiting requests it answers, and where it is written.
+ * Escaped by the same rule: the path in it is the agent's. */
+struct sbx_proposal;
+void sbx_render_proposal(const struct sbx_proposal *p, struct sbx_render *r);
 /* "warning: shown escaped: ..." or NULL when nothing was (malloc'd) */
 char *sbx_render_warning(const struct sbx_render_counts *c);
 /* {"fields":[[label,text],...],"summary":..,"warning":..|null,"counts":{..}} */

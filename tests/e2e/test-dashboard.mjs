@@ -180,6 +180,65 @@ export const tests = {
     }));
   },
 
+  // "always", widened: the page asks the server for the rule, shows it in the
+  // card as text, disarms approve until it was seen, and writing sends back
+  // the text that was shown: a stale one writes nothing
+  async 'dashboard: a request widened into a rule of the project policy, shown before it is written'() {
+    const home = os.userInfo().homedir;
+    const pol = (p) => path.join(p.dir, '.sandbox', 'policy.yaml');
+    const setup = (p) => fs.writeFileSync(pol(p), '# ours\nversion: 1\nextends: agent-default\n' +
+      'files:\n  default: {write: ask}\n');
+    await withDashboard('dash-rule', async (p, d) => withBrowser({ viewport: { width: 900, height: 500 } }, async (b) => {
+      const w = (f) => fileRequest(S1, f, { object: { path: f, access: 'write' } });
+      const a = submit(p.dir, w(`${home}/.local/share/pnpm/store/v3/a`));
+      const bb = submit(p.dir, w(`${home}/.local/share/pnpm/store/v3/b`));
+      const key = submit(p.dir, fileRequest(S1, `${home}/.ssh/id_rsa`));
+      // the API: the proposal; none for a key; a stale text writes nothing
+      const g = await request(d, 'GET', `/api/requests/${a}/rule`, { headers: auth(d) });
+      assert(g.status === 200 && g.json.proposal.rule.startsWith('- path: ~/.local/share/pnpm/\n'), `${g.status} ${g.body}`);
+      assert(g.json.proposal.covers.map((c) => c.id).join() === [a, bb].join(), `covers: ${g.body}`);
+      const gk = await request(d, 'GET', `/api/requests/${key}/rule`, { headers: auth(d) });
+      assert(gk.status === 409 && gk.json.code === 'no_rule' && /protected/.test(gk.json.error), `${gk.status} ${gk.body}`);
+      const stale = await post(d, `/api/requests/${a}/rule`, { rule: '- path: /\n  verdict: allow\n' });
+      assert(stale.status === 409 && stale.json.code === 'changed', `${stale.status} ${stale.body}`);
+      const bad = await post(d, `/api/requests/${a}/rule`, { scope: 'always' });
+      assert(bad.status === 400, `no rule in the body: ${bad.status}`);
+      assert(fs.readFileSync(pol(p), 'utf8') === '# ours\nversion: 1\nextends: agent-default\nfiles:\n  default: {write: ask}\n',
+        'the policy changed before a rule was written');
+      // the page
+      await openPage(b, d);
+      await b.page.waitForSelector(cardSel(a));
+      await b.page.click(`${cardSel(a)} button[data-key="r"]`);
+      await b.page.waitForSelector(`${cardSel(a)} section.proposal`);
+      const shown = await b.page.textContent(`${cardSel(a)} section.proposal`);
+      assert(shown.includes('path: ~/.local/share/pnpm/') && shown.includes('.env, .env.*: ask') && shown.includes(bb),
+        `the proposal shown: ${shown}`);
+      // showing the rule disarmed approve: it arms again once the card,
+      // rule and all, was read down
+      const armed = () => b.page.evaluate((sel) => !document.querySelector(`${sel} button[data-key="y"]`).disabled, cardSel(a));
+      await b.page.evaluate((sel) => document.querySelector(`${sel} .actions`).scrollIntoView({ block: 'end' }), cardSel(a));
+      await sleep(400);
+      assert(!(await armed()), 'write armed by a jump to the buttons');
+      await b.page.evaluate((sel) => document.querySelector(sel).scrollIntoView({ block: 'start' }), cardSel(a));
+      for (let i = 0; i < 40 && !(await armed()); i++) {
+        await b.page.evaluate(() => window.scrollBy(0, window.innerHeight * 0.8));
+        await sleep(150);
+      }
+      assert(await armed(), 'never armed after reading the rule');
+      await b.page.click(`${cardSel(a)} button[data-key="y"]`);
+      await until('done/ of the rule', () => exists(path.join(doneDir(p.dir), bb + '.json')));
+      const text = fs.readFileSync(pol(p), 'utf8');
+      assert(text.startsWith('# ours\n') && /\n  rules:\n    # rule from request .*\n    - path: ~\/.local\/share\/pnpm\//.test(text),
+        `the policy: ${text}`);
+      for (const id of [a, bb]) {
+        const dd = readDone(p.dir, id).decision;
+        assert(dd.verdict === 'approve' && dd.scope === 'session' && dd.by === me, `${id}: ${JSON.stringify(dd)}`);
+      }
+      assert(exists(path.join(pendingDir(p.dir), key + '.json')), 'the key was decided');
+      assert(b.errors.length === 0, b.errors.join('; '));
+    }), { setup });
+  },
+
   async 'dashboard: an approved command runs in the dashboard and its output is shown'() {
     await withDashboard('dash-cmd', async (p, d) => withBrowser({}, async (b) => {
       const id = submit(p.dir, commandRequest(S1, 'echo ran-$((6*7)) >ran.txt; echo "output-$((6*7))"; id -un', p.dir));

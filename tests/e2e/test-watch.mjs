@@ -5,6 +5,7 @@
 // waits; the keys are sent with tmux send-keys, the screen is read with
 // capture-pane.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { bpfsbx, initProject, pendingIds, run, sleep, assert } from './lib.mjs';
@@ -237,6 +238,61 @@ export const tests = {
       const r = await hook;
       const reason = JSON.parse(r.out).hookSpecificOutput.permissionDecisionReason;
       assert(reason.includes('L40-TAIL-SHOWN'), `output: ${reason.slice(0, 400)}`);
+    } finally {
+      spawnSync('tmux', ['kill-session', '-t', sess]);
+    }
+  },
+
+  // "always", widened: r shows the rule below the request, y writes it only
+  // once every row of the rule was on the screen, and the rule answers the
+  // other waiting request below the same directory (but not the third)
+  async 'watch: r shows the widened rule, y writes it only once all of it was read'() {
+    if (!haveTmux()) return { skip: 'tmux is not installed (make deps)' };
+    const p = project('wrule');
+    const pol = path.join(p.dir, '.sandbox', 'policy.yaml');
+    fs.writeFileSync(pol, '# the person\'s own words\nversion: 1\nextends: agent-default\nfiles:\n' +
+      '  default: {write: ask}\n  rules:\n    - path: ${PROJECT}/out/\n      access: write\n' +
+      '      verdict: allow\n      reason: build output\n');
+    const home = os.userInfo().homedir;
+    const req = (f) => ({ kind: 'file', session: 'wr-1',
+      process: { pid: 4242, uid: process.getuid(), comm: 'pnpm', exe: '/usr/bin/node', cmdline: ['pnpm', 'i'], cwd: p.dir },
+      object: { path: f, access: 'write' } });
+    const a = submit(p.dir, req(`${home}/.local/share/pnpm/store/v3/a`));
+    const b = submit(p.dir, req(`${home}/.local/share/pnpm/store/v3/files/b`));
+    const c = submit(p.dir, req(`${home}/.local/share/other/c`));
+    const sess = `bpfsbx-e2e-${process.pid}-wrule`;
+    tmux('new-session', '-d', '-s', sess, '-x', '100', '-y', '30', `${bpfsbx} watch ${p.dir}`);
+    try {
+      let s = await screenUntil(sess, (t) => t.includes('3 pending'), 'the requests');
+      tmux('send-keys', '-t', sess, 'r');
+      s = await screenUntil(sess, (t) => t.includes('The rule for it is below'), 'the proposal');
+      // its end is not on a 30-row screen yet: y writes nothing
+      tmux('send-keys', '-t', sess, 'y');
+      s = await screenUntil(sess, (t) => t.includes('Not written: scroll to the end of the rule'), 'the refusal of y');
+      assert(!fs.readFileSync(pol, 'utf8').includes('pnpm'), 'written before the rule was read');
+      for (let i = 0; i < 40 && !/y\s+write the rule/.test(s); i++) {
+        tmux('send-keys', '-t', sess, 'Space');
+        await sleep(250);
+        s = tmux('capture-pane', '-p', '-t', sess);
+      }
+      assert(/y\s+write the rule/.test(s), `never armed:\n${s}`);
+      tmux('send-keys', '-t', sess, 'y');
+      s = await screenUntil(sess, (t) => t.includes('rule written to'), 'the outcome');
+      assert(/approved 2 of the 2/.test(s), `what it answered:\n${s}`);
+      const text = fs.readFileSync(pol, 'utf8');
+      assert(text.startsWith('# the person\'s own words\n') && text.includes('      reason: build output\n'),
+        `the person's text was not kept:\n${text}`);
+      assert(/\n    - path: ~\/.local\/share\/pnpm\/\n      access: write\n      verdict: allow\n/.test(text),
+        `the rule:\n${text}`);
+      assert(/    # rule from request /.test(text), `no note of where it came from:\n${text}`);
+      const chk = await run(bpfsbx, ['policy', 'check', pol, '--no-resolve'], { cwd: p.dir });
+      assert(chk.code === 0, `policy check: ${chk.out}${chk.err}`);
+      for (const id of [a, b]) {
+        const d = readDone(p.dir, id).decision;
+        assert(d.verdict === 'approve' && d.scope === 'session' && /a rule now in .sandbox\/policy.yaml/.test(d.note),
+          `${id}: ${JSON.stringify(d)}`);
+      }
+      assert(exists(path.join(pendingDir(p.dir), c + '.json')), 'the request the rule does not answer was decided');
     } finally {
       spawnSync('tmux', ['kill-session', '-t', sess]);
     }

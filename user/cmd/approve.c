@@ -2,6 +2,7 @@
 /*
  * bpfsbx approve ID [--scope once|session|always] [--dir DIR] [--note TEXT]
  *                   [--cmd-timeout SECONDS] [--yes]
+ * bpfsbx approve ID --rule [--dry-run] [--yes]
  *
  * On a terminal, the full request (every line of a command, escaped) and
  * the user a command would run as are printed first and the person
@@ -13,6 +14,10 @@
  * written to escalations/out/ID.txt. Exit 0 when decided; 1 when the id
  * is unknown, already decided or taken by another approver; 2 on usage.
  * deny.c shares the work through sbx_cli_decide().
+ *
+ * --rule widens the answer into a rule of the project's policy
+ * (queue/propose.h): the rule, what it allows and keeps refused, and the
+ * waiting requests it answers are shown first, and confirmed as above.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lib/project.h"
+#include "queue/propose.h"
 #include "queue/queue.h"
 #include "user/cmd/cmd.h"
 #include "user/cmd/watch_render.h"
@@ -74,23 +80,15 @@ static bool read_pending(struct sbx_queue *q, const char *id, struct sbx_request
 	return ok;
 }
 
-/* Everything the approval covers, escaped; then y/N from the terminal. */
-static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, const char *user)
+/* The fields, each line after its label, and the warning if anything was escaped */
+static void print_fields(const struct sbx_render *r)
 {
-	struct sbx_request req;
-	struct sbx_render r;
-	char *warn, line[64];
-	bool yes;
+	char *warn;
 
-	if (!read_pending(q, id, &req))
-		return true;	/* resolve() says why it cannot be approved */
-	/* the rule of queue/render.h, as watch and the dashboard show it */
-	sbx_render_request(&req, NULL, &r);
-	printf("request %s (%s)\n", id, req.kind_name ?: "?");
-	for (size_t i = 0; i < r.n; i++) {
-		const char *p = r.f[i].text, *nl;
+	for (size_t i = 0; i < r->n; i++) {
+		const char *p = r->f[i].text, *nl;
 
-		printf("  %-11s", r.f[i].label);
+		printf("  %-11s", r->f[i].label);
 		for (;; p = nl + 1) {
 			nl = strchr(p, '\n');
 			printf("%.*s\n", nl ? (int)(nl - p) : (int)strlen(p), p);
@@ -99,10 +97,26 @@ static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, c
 			printf("  %-11s", "");
 		}
 	}
-	warn = sbx_render_warning(&r.c);
+	warn = sbx_render_warning(&r->c);
 	if (warn)
 		printf("  %s\n", warn);
 	free(warn);
+}
+
+/* Everything the approval covers, escaped; then y/N from the terminal. */
+static bool confirm(struct sbx_queue *q, const char *id, enum sbx_scope scope, const char *user)
+{
+	struct sbx_request req;
+	struct sbx_render r;
+	char line[64];
+	bool yes;
+
+	if (!read_pending(q, id, &req))
+		return true;	/* resolve() says why it cannot be approved */
+	/* the rule of queue/render.h, as watch and the dashboard show it */
+	sbx_render_request(&req, NULL, &r);
+	printf("request %s (%s)\n", id, req.kind_name ?: "?");
+	print_fields(&r);
 	sbx_render_free(&r);
 	if (is_command(&req))
 		printf("  runs as: %s, here, in %s\n", user ? user : "?",
@@ -125,8 +139,63 @@ const struct sbx_opt sbx_approve_opts[] = {
 	  "how long an approved command (run here, as you) may run", NULL },
 	{ "yes", 'y', 'y', 0, NULL, NULL,
 	  "do not show the request and ask first (on a terminal)", NULL },
+	{ "rule", 'r', 'r', 0, NULL, NULL,
+	  "widen it into a rule of .sandbox/policy.yaml (the tool's directory, the host), "
+	  "shown with what it allows first, and approve every waiting request it answers "
+	  "for its session", NULL },
+	{ "dry-run", 'N', 'N', 0, NULL, NULL,
+	  "with --rule: show the rule and what it allows, write and decide nothing", NULL },
 	{ 0 }
 };
+
+/* --rule: the proposal shown, confirmed, written, and its requests approved */
+static int decide_rule(struct sbx_queue *q, const char *id, struct sbx_resolve_opts *o,
+		       bool yes, bool dry, bool tty)
+{
+	struct sbx_proposal p;
+	struct sbx_render r = { 0 };
+	struct sbx_request req;
+	char *err = NULL, line[64];
+	size_t decided;
+
+	if (sbx_queue_propose(q, id, &p, &err)) {
+		fprintf(stderr, "bpfsbx approve: %s\n", err ? err : "no rule to offer");
+		free(err);
+		return SBX_EXIT_FAIL;
+	}
+	if (read_pending(q, id, &req)) {
+		sbx_render_request(&req, NULL, &r);
+		sbx_request_release(&req);
+	}
+	sbx_render_proposal(&p, &r);
+	printf("request %s, widened into a rule\n", id);
+	print_fields(&r);
+	sbx_render_free(&r);
+	if (dry) {
+		sbx_proposal_free(&p);
+		return SBX_EXIT_OK;
+	}
+	if (tty && !yes) {
+		printf("Write this rule and approve %zu request%s? [y/N] ", p.ncovers,
+		       p.ncovers == 1 ? "" : "s");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin) || (line[0] != 'y' && line[0] != 'Y')) {
+			printf("nothing written; %s is still pending\n", id);
+			sbx_proposal_free(&p);
+			return SBX_EXIT_FAIL;
+		}
+	}
+	if (sbx_queue_adopt(q, &p, o, &decided, NULL, &err)) {
+		fprintf(stderr, "bpfsbx approve: %s\n", err ? err : "the rule was not written");
+		free(err);
+		sbx_proposal_free(&p);
+		return SBX_EXIT_FAIL;
+	}
+	printf("rule written to %s; approved %zu of the %zu waiting request%s it answers "
+	       "(session)\n", p.file, decided, p.ncovers, p.ncovers == 1 ? "" : "s");
+	sbx_proposal_free(&p);
+	return SBX_EXIT_OK;
+}
 
 const struct sbx_opt sbx_deny_opts[] = {
 	{ "dir", 'C', 'C', 'd', "DIR", "the current directory",
@@ -146,7 +215,8 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 	struct sbx_queue *q;
 	json_t *done = NULL;
 	char *err = NULL, *user = NULL;
-	bool yes = false, tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	bool yes = false, rule = false, dry = false, scoped = false;
+	bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	int c, rc;
 
 	opterr = 0;
@@ -156,7 +226,16 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 		case 'y':
 			yes = true;
 			break;
+		case 'r':
+		case 'N':
+			if (!approve) {
+				fprintf(stderr, "bpfsbx deny: unknown option '%s'\n", argv[optind - 1]);
+				return SBX_EXIT_USAGE;
+			}
+			*(c == 'r' ? &rule : &dry) = true;
+			break;
 		case 's':
+			scoped = true;
 			if (!approve || sbx_scope_parse(optarg) < 0) {
 				fprintf(stderr, approve ?
 					"bpfsbx %s: --scope must be once, session or always\n" :
@@ -193,6 +272,15 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 		usage(stderr, approve);
 		return SBX_EXIT_USAGE;
 	}
+	if (dry && !rule) {
+		fprintf(stderr, "bpfsbx %s: --dry-run goes with --rule\n", me);
+		return SBX_EXIT_USAGE;
+	}
+	if (rule && scoped) {
+		fprintf(stderr, "bpfsbx %s: --rule approves for the session and writes the rule for "
+			"later ones: no --scope\n", me);
+		return SBX_EXIT_USAGE;
+	}
 	typed = argv[optind];
 	if (!sbx_id_valid(typed) && strspn(typed, "0123456789abcdefTZ.-") != strlen(typed)) {
 		fprintf(stderr, "bpfsbx %s: '%s' is not a request id "
@@ -225,6 +313,12 @@ int sbx_cli_decide(int argc, char **argv, bool approve)
 		id = full;
 	}
 	o.on_run = print_run;
+	if (rule) {
+		rc = decide_rule(q, id, &o, yes, dry, tty);
+		sbx_queue_close(q);
+		free(full);
+		return rc;
+	}
 	if (approve) {
 		struct sbx_request req;
 		uid_t uid;

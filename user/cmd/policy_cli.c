@@ -349,30 +349,12 @@ static int cmd_check(const struct popts *o)
 	return rc ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
-/* "by rule #5 "~/.ssh/" at FILE:LINE: REASON" and its kin */
 static void print_source(const struct sbx_policy *p, uint32_t id)
 {
-	const struct sbx_rule_info *r;
+	char *w = sbx_policy_rule_words(p, id);
 
-	if (id >= SBX_RULE_BUILTIN) {
-		printf("by %s\n", sbx_builtin_rule_text(id));
-		return;
-	}
-	r = sbx_policy_rule(p, id);
-	if (!r) {
-		printf("by the section default\n");
-		return;
-	}
-	if (r->is_default)
-		printf("by default (%s at %s:%d)", r->pattern, r->file, r->line);
-	else
-		printf("by %srule #%u \"%s\" at %s:%d", r->machine ? "machine " : "", r->id,
-		       r->pattern, r->file, r->line);
-	if (r->would)
-		printf(" (learning: would %s)", sbx_verdict_name(r->would));
-	if (r->reason)
-		printf(": %s", r->reason);
-	printf("\n");
+	printf("%s\n", w);
+	free(w);
 }
 
 /* The accesses that can happen to what is at path: connect only to a

@@ -5,11 +5,14 @@
  *
  * On a terminal it lists pending requests as they arrive (inotify on
  * pending/) with the context a person needs to decide, and takes one key:
- * o once, s session, a always, d deny; j/k or arrows move; q quits.
+ * o once, s session, a always, d deny; r shows the rule "always" widens
+ * to (queue/propose.h) and y, once all of it was on the screen, writes
+ * it; j/k or arrows move; q quits.
  * Without a terminal (stdin or stdout is not a TTY) it speaks lines, for
  * scripts: each new request is one JSON object on stdout, and stdin takes
  *     approve ID [once|session|always]
  *     deny ID [note...]
+ *     rule ID [write]       the widened rule; with write, written and applied
  *     quit
  * each answered with {"ok":true|false,"id":ID,"error":null|TEXT,...}.
  * --auto approve|deny decides everything that arrives; --once handles
@@ -310,6 +313,37 @@ static void answer(const char *id, int rc, const char *err, const json_t *done)
 	emit_json(j);
 }
 
+/* rule ID [write]: the proposal as JSON; with write, written and applied */
+static void line_rule(struct sbx_queue *q, const char *id, char *arg)
+{
+	struct sbx_proposal p;
+	struct sbx_resolve_opts o = { 0 };
+	char *err = NULL;
+	size_t decided = 0;
+	bool write;
+	json_t *j;
+
+	if (arg)
+		arg[strcspn(arg, " \t\r")] = 0;
+	write = arg && !strcmp(arg, "write");
+	if (arg && !write) {
+		answer(id, -EINVAL, "rule ID shows the rule, rule ID write writes it", NULL);
+		return;
+	}
+	if (sbx_queue_propose(q, id, &p, &err) ||
+	    (write && sbx_queue_adopt(q, &p, &o, &decided, NULL, &err))) {
+		answer(id, -EINVAL, err ? err : "no rule", NULL);
+		free(err);
+		return;
+	}
+	j = json_pack("{s:b,s:s,s:n,s:o}", "ok", 1, "id", id, "error", "proposal",
+		      sbx_proposal_json(&p));
+	if (write)
+		json_object_set_new(j, "approved", json_integer((json_int_t)decided));
+	emit_json(j);
+	sbx_proposal_free(&p);
+}
+
 static void line_command(struct watch *w, char *line)
 {
 	char *save = NULL, *verb, *id, *arg, *full = NULL;
@@ -330,9 +364,9 @@ static void line_command(struct watch *w, char *line)
 	arg = save ? save + strspn(save, " \t") : NULL;
 	if (arg && !*arg)
 		arg = NULL;
-	if (strcmp(verb, "approve") && strcmp(verb, "deny")) {
+	if (strcmp(verb, "approve") && strcmp(verb, "deny") && strcmp(verb, "rule")) {
 		answer(id, -EINVAL, "unknown command (approve ID [once|session|always], "
-		       "deny ID [note], quit)", NULL);
+		       "deny ID [note], rule ID [write], quit)", NULL);
 		return;
 	}
 	if (!id) {
@@ -347,6 +381,11 @@ static void line_command(struct watch *w, char *line)
 		return;
 	}
 	id = full;
+	if (!strcmp(verb, "rule")) {
+		line_rule(wq->q, id, arg);
+		free(full);
+		return;
+	}
 	o.approve = !strcmp(verb, "approve");
 	if (o.approve && arg) {
 		char *end = arg + strcspn(arg, " \t\r");
@@ -528,6 +567,54 @@ out:
 	refresh(w);
 }
 
+static void prop_drop(struct watch *w)
+{
+	if (w->prop) {
+		sbx_proposal_free(w->prop);
+		free(w->prop);
+		w->prop = NULL;
+	}
+}
+
+/* r: the rule "always" widens to, shown after the request */
+static void key_rule(struct watch *w)
+{
+	const struct item *it;
+	char *err = NULL;
+
+	if (!w->n)
+		return;
+	it = &w->items[w->sel];
+	prop_drop(w);
+	w->prop = sbx_calloc(1, sizeof(*w->prop));
+	if (sbx_queue_propose(it->w->q, it->req.id, w->prop, &err)) {
+		set_status(w, "%s", err ? err : "no rule to offer");
+		free(err);
+		prop_drop(w);
+		return;
+	}
+	set_status(w, "The rule for it is below the request: read it to the end, then y "
+		   "writes it; any other key puts it away.");
+}
+
+/* y: the rule on the screen written, what it answers approved */
+static void key_rule_write(struct watch *w)
+{
+	const struct item *it = &w->items[w->sel];
+	struct sbx_resolve_opts o = { 0 };
+	char *err = NULL;
+	size_t decided;
+
+	if (sbx_queue_adopt(it->w->q, w->prop, &o, &decided, NULL, &err))
+		set_status(w, "not written: %s", err ? err : "?");
+	else
+		set_status(w, "rule written to %s\napproved %zu of the %zu waiting requests it "
+			   "answers, for their sessions", w->prop->file, decided, w->prop->ncovers);
+	free(err);
+	prop_drop(w);
+	refresh(w);
+}
+
 /* returns the number of bytes of buf used (an escape sequence may be cut) */
 static size_t handle_keys(struct watch *w, const char *buf, size_t n)
 {
@@ -550,7 +637,27 @@ static size_t handle_keys(struct watch *w, const char *buf, size_t n)
 		} else {
 			i++;
 		}
+		if (w->prop && c != ' ' && c != 'b' && c != 0x0c) {
+			/* y, once every byte of request and rule was on the
+			 * screen, writes it; any other key puts it away */
+			bool mine = w->n && w->view_id && !strcmp(w->prop->id, w->view_id) &&
+				    !strcmp(w->view_id, w->items[w->sel].req.id ?: "");
+
+			if (c == 'y' && mine && w->armed) {
+				key_rule_write(w);
+			} else if (c == 'y' && mine) {
+				set_status(w, "Not written: scroll to the end of the rule to arm y "
+					   "(space).");
+			} else {
+				prop_drop(w);
+				set_status(w, "The rule was put away; nothing written.");
+			}
+			continue;
+		}
 		switch (c) {
+		case 'r':
+			key_rule(w);
+			break;
 		case 'q':
 			stop = 1;
 			break;
@@ -697,6 +804,7 @@ static int run(struct watch *w)
 			}
 		}
 	}
+	prop_drop(w);
 	return SBX_EXIT_OK;
 }
 

@@ -247,6 +247,8 @@ static void draw_request(struct watch *w, struct screen *s, size_t width,
 	char *warn;
 
 	sbx_render_request(req, w->items[w->sel].w->dir, &r);
+	if (w->prop && req->id && !strcmp(w->prop->id, req->id))
+		sbx_render_proposal(w->prop, &r);
 	base = calloc(r.n + 1, sizeof(*base));
 	if (!base)
 		abort();
@@ -457,7 +459,12 @@ int watch_draw(struct watch *w)
 		detail(&s, width, "count", t.p);
 		free(t.p);
 		draw_request(w, &s, width, req, 1 + nstatus);
-		if (!w->armed)
+		if (w->prop && req->id && !strcmp(w->prop->id, req->id))
+			sbx_sb_printf(line(&s), "  %s   \033[1many other key\033[0m put the rule "
+				      "away", w->armed ? "\033[1my\033[0m write the rule and approve "
+				      "what it answers" : "\033[1;33mscroll to the end of the rule to "
+				      "arm y\033[0m   \033[1mspace\033[0m more   \033[1mb\033[0m back");
+		else if (!w->armed)
 			sbx_sb_printf(line(&s), "  \033[1;33mscroll to the end to arm approve\033[0m"
 				      "   \033[1mspace\033[0m more   \033[1mb\033[0m back   "
 				      "\033[1md\033[0m deny   \033[1mj/k\033[0m move   \033[1mq\033[0m quit");
@@ -466,7 +473,8 @@ int watch_draw(struct watch *w)
 			  "  \033[1mo\033[0m run it once here   \033[1md\033[0m deny   "
 			  "\033[1mj/k\033[0m move   \033[1mq\033[0m quit" :
 			  "  \033[1mo\033[0m once   \033[1ms\033[0m session   \033[1ma\033[0m always"
-			  "   \033[1md\033[0m deny   \033[1mj/k\033[0m move   \033[1mq\033[0m quit");
+			  "   \033[1mr\033[0m a rule   \033[1md\033[0m deny   \033[1mj/k\033[0m move"
+			  "   \033[1mq\033[0m quit");
 	} else {
 		w->armed = false;
 		sbx_sb_puts(line(&s), "  \033[1mq\033[0m quit");

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <jansson.h>
 #include "lib/text.h"
+#include "queue/propose.h"
 #include "queue/queue.h"
 #include "queue/render.h"
 #include "queue/request.h"
@@ -61,6 +62,10 @@ struct watch {
 	 * none, or no daemon to ask */
 	char *learning;
 	time_t learning_at;
+	/* TTY: the rule proposed for a request (r), shown after it until it
+	 * is written (y, once armed by the whole of it on the screen) or
+	 * put away (any other key) */
+	struct sbx_proposal *prop;
 };
 
 static inline bool is_command(const struct sbx_request *req)

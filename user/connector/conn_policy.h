@@ -11,11 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "lib/project.h"
 #include "policy/policy.h"
 #include "queue/request.h"
 
-#define SBX_SANDBOX_DIR		".sandbox"
-#define SBX_POLICY_FILE		".sandbox/policy.yaml"
 
 struct sbx_conn_policy {
 	char *project;		/* absolute directory holding .sandbox/ */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lib/alloc.h"
+#include "lib/privs.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "user/daemon/notice.h"
@@ -513,34 +514,13 @@ void sbx_session_set_approval(struct sbx_session_rt *s, json_t *approval)
 bool sbx_session_approver_ok(const struct sbx_session_rt *s, uid_t uid)
 {
 	const json_t *who = json_object_get(s->approval, "approvers"), *v;
-	struct passwd *pw;
 	size_t i;
 
 	if (!who || uid == 0)
 		return true;
-	pw = getpwuid(uid);
-	if (!pw)
-		return false;
-	json_array_foreach(who, i, v) {
-		const char *w = json_string_value(v);
-		struct group *g;
-
-		if (!w)
-			continue;
-		if (w[0] != '@') {
-			if (!strcmp(w, pw->pw_name))
-				return true;
-			continue;
-		}
-		g = getgrnam(w + 1);
-		if (!g)
-			continue;
-		if (g->gr_gid == pw->pw_gid)
+	json_array_foreach(who, i, v)
+		if (json_string_value(v) && sbx_uid_is(uid, json_string_value(v)))
 			return true;
-		for (char **m = g->gr_mem; m && *m; m++)
-			if (!strcmp(*m, pw->pw_name))
-				return true;
-	}
 	return false;
 }
 

@@ -20,6 +20,7 @@
 #include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/text.h"
+#include "queue/propose.h"
 #include "queue/queue.h"
 #include "queue/render.h"
 #include "queue/request.h"
@@ -460,6 +461,7 @@ void sbx_api_decision_free(struct sbx_api_decision *d)
 	free(d->project);
 	free(d->id);
 	free(d->note);
+	free(d->rule);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -525,6 +527,118 @@ bad:
 	return 400;
 }
 
+unsigned sbx_api_rule(struct sbx_feed *f, const char *id, json_t **out)
+{
+	struct sbx_proposal p;
+	struct sbx_render r = { 0 };
+	struct sbx_queue *q;
+	enum sbx_qdir state;
+	char *project = NULL, *err = NULL;
+	json_t *fields;
+
+	if (!sbx_id_valid(id)) {
+		*out = sbx_api_error("bad_request", "not a request id");
+		return 400;
+	}
+	if (locate(f, id, &project, &state) || state != SBX_QDIR_PENDING) {
+		free(project);
+		*out = sbx_api_error("not_found", "%s: no such waiting request in this dashboard's "
+				     "projects", id);
+		return 404;
+	}
+	q = open_queue(project, &err);
+	free(project);
+	if (!q) {
+		*out = sbx_api_error("internal", "%s", err ? err : "cannot open the queue");
+		free(err);
+		return 500;
+	}
+	if (sbx_queue_propose(q, id, &p, &err)) {
+		*out = sbx_api_error("no_rule", "%s", err ? err : "no rule to offer");
+		free(err);
+		sbx_queue_close(q);
+		return 409;
+	}
+	sbx_render_proposal(&p, &r);
+	fields = sbx_render_json(&r);
+	*out = json_pack("{s:b,s:o,s:o}", "ok", 1, "proposal", sbx_proposal_json(&p), "fields",
+			 fields);
+	sbx_render_free(&r);
+	sbx_proposal_free(&p);
+	sbx_queue_close(q);
+	return 200;
+}
+
+unsigned sbx_api_prepare_rule(struct sbx_feed *f, const char *id, const char *body, size_t len,
+			      struct sbx_api_decision *d, json_t **out)
+{
+	json_error_t jerr;
+	json_t *j, *rule, *note;
+	unsigned st;
+
+	j = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
+	rule = json_object_get(j, "rule");
+	note = json_object_get(j, "note");
+	if (!json_is_object(j) || !json_is_string(rule) ||
+	    json_object_size(j) != 1u + (note != NULL)) {
+		*out = sbx_api_error("bad_request", "the body is {\"rule\": the rule's text as GET "
+				     "/api/requests/ID/rule gave it, \"note\"?}");
+		json_decref(j);
+		return 400;
+	}
+	{
+		char *text = sbx_strdup(json_string_value(rule)), *rest;
+
+		json_object_del(j, "rule");
+		rest = json_dumps(j, JSON_COMPACT);
+		/* the note, and where ID is, checked as a decision's */
+		st = sbx_api_prepare(f, id, true, rest, rest ? strlen(rest) : 0, d, out);
+		free(rest);
+		if (st == 200)
+			d->rule = text;
+		else
+			free(text);
+	}
+	json_decref(j);
+	return st;
+}
+
+/* The rule the person saw, written, and what it answers approved */
+static unsigned decide_rule(const struct sbx_api_decision *d, struct sbx_queue *q, json_t **out)
+{
+	struct sbx_resolve_opts o = { .note = d->note };
+	struct sbx_proposal p;
+	char *err = NULL;
+	size_t decided;
+
+	if (sbx_queue_propose(q, d->id, &p, &err)) {
+		*out = sbx_api_error("no_rule", "%s", err ? err : "no rule to offer");
+		free(err);
+		return 409;
+	}
+	if (strcmp(p.rule, d->rule)) {
+		/* another request or an edit of the policy changed it: the
+		 * person approves what they read, or nothing */
+		*out = sbx_api_error("changed", "the proposed rule is no longer the one shown; "
+				     "read it again");
+		sbx_proposal_free(&p);
+		return 409;
+	}
+	if (sbx_queue_adopt(q, &p, &o, &decided, NULL, &err)) {
+		*out = sbx_api_error("not_written", "%s", err ? err : "the rule was not written");
+		free(err);
+		sbx_proposal_free(&p);
+		return 409;
+	}
+	*out = json_pack("{s:b,s:s,s:s,s:s,s:I,s:I}", "ok", 1, "id", d->id, "project", d->project,
+			 "file", p.file, "approved", (json_int_t)decided, "answers",
+			 (json_int_t)p.ncovers);
+	sbx_info("rule written to %s from %s; approved %zu of %zu", p.file, d->id, decided,
+		 p.ncovers);
+	sbx_proposal_free(&p);
+	return 200;
+}
+
 unsigned sbx_api_decide(const struct sbx_api_decision *d, json_t **out)
 {
 	struct sbx_resolve_opts o = {
@@ -542,6 +656,11 @@ unsigned sbx_api_decide(const struct sbx_api_decision *d, json_t **out)
 		*out = sbx_api_error("internal", "%s", err ? err : "cannot open the queue");
 		free(err);
 		return 500;
+	}
+	if (d->rule) {
+		status = decide_rule(d, q, out);
+		sbx_queue_close(q);
+		return status;
 	}
 	rc = sbx_queue_resolve(q, d->id, &o, &done, &err);
 	switch (rc) {

@@ -46,6 +46,9 @@ struct sbx_api_decision {
 	enum sbx_scope scope;
 	char *note;
 	int cmd_timeout_s;
+	/* POST .../rule: the rule text the person was shown (it must still
+	 * be the proposal, or nothing is written) */
+	char *rule;
 };
 void sbx_api_decision_free(struct sbx_api_decision *d);
 
@@ -63,6 +66,17 @@ unsigned sbx_api_prepare(struct sbx_feed *f, const char *id, bool approve, const
  * a command approved with a scope other than once; 500.
  */
 unsigned sbx_api_decide(const struct sbx_api_decision *d, json_t **out);
+
+/*
+ * GET /api/requests/ID/rule: the rule "always" widens to (queue/propose.h)
+ * with its fields as watch shows them: 200 {"ok","proposal","fields"}; 404;
+ * 409 "no_rule" with the reason (a command, a protected object, a floor
+ * that bounds "always").
+ */
+unsigned sbx_api_rule(struct sbx_feed *f, const char *id, json_t **out);
+/* POST /api/requests/ID/rule {"rule": TEXT, "note"?}: as sbx_api_prepare */
+unsigned sbx_api_prepare_rule(struct sbx_feed *f, const char *id, const char *body, size_t len,
+			      struct sbx_api_decision *d, json_t **out);
 
 /* Text for JSON: invalid UTF-8 bytes become U+FFFD (malloc'd). */
 char *sbx_api_utf8(const char *buf, size_t len);

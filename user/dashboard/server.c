@@ -320,7 +320,8 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static enum MHD_Result decide(struct dash *d, struct req *r, const char *id, bool approve)
+static enum MHD_Result decide(struct dash *d, struct req *r, const char *id, bool approve,
+			      bool rule)
 {
 	json_t *out = NULL;
 	pthread_attr_t attr;
@@ -328,7 +329,8 @@ static enum MHD_Result decide(struct dash *d, struct req *r, const char *id, boo
 	unsigned st;
 	bool busy;
 
-	st = sbx_api_prepare(d->feed, id, approve, r->body.p, r->body.len, &r->dec, &out);
+	st = rule ? sbx_api_prepare_rule(d->feed, id, r->body.p, r->body.len, &r->dec, &out) :
+		    sbx_api_prepare(d->feed, id, approve, r->body.p, r->body.len, &r->dec, &out);
 	if (st != 200)
 		return send_json(r->conn, st, out);
 	r->dec.cmd_timeout_s = d->o->cmd_timeout_s;
@@ -471,9 +473,18 @@ static enum MHD_Result route(struct dash *d, struct req *r, const char *url, boo
 		if (!strcmp(slash, "/approve") || !strcmp(slash, "/deny")) {
 			if (!post)
 				return method_not_allowed(c, "POST");
-			return decide(d, r, idbuf, !strcmp(slash, "/approve"));
+			return decide(d, r, idbuf, !strcmp(slash, "/approve"), false);
 		}
-		return send_error(c, 404, "not_found", "no such API (approve or deny)");
+		if (!strcmp(slash, "/rule")) {
+			/* GET: the proposal; POST: the rule shown, written */
+			if (post)
+				return decide(d, r, idbuf, true, true);
+			if (!get)
+				return method_not_allowed(c, "GET, HEAD, POST");
+			st = sbx_api_rule(d->feed, idbuf, &out);
+			return send_json(c, st, out);
+		}
+		return send_error(c, 404, "not_found", "no such API (approve, deny or rule)");
 	}
 	if (!get) {
 		static const char *const known[] = { "/info", "/sessions", "/requests", "/events",

@@ -192,7 +192,8 @@
     } else {
       acts.append(btn('Approve once (o)', 'approve', 'o', () => decide(req.id, 'approve', 'once', note)),
         btn('For the session (s)', 'approve', 's', () => decide(req.id, 'approve', 'session', note)),
-        btn('Always (a)', 'approve', 'a', () => decide(req.id, 'approve', 'always', note)));
+        btn('Always (a)', 'approve', 'a', () => decide(req.id, 'approve', 'always', note)),
+        btn('A rule\u2026 (r)', 'rule', 'r', () => proposeRule(req.id, note)));
     }
     acts.append(btn('Deny (d)', 'deny', 'd', () => decide(req.id, 'deny', null, note)), note);
     // the approve buttons arm once every part of the request above them
@@ -329,6 +330,84 @@
       }
       showAction(false, [msg]);
       if (r.status === 409 || r.status === 404) loadPending();
+    }
+  }
+
+  // "Always", widened: the rule the dashboard proposes (queue/propose.c),
+  // shown inside the card above its buttons, as text only. Showing it
+  // disarms approve until the card, rule and all, has been in the window;
+  // writing sends back the rule's text, and the server writes nothing if
+  // the proposal has changed since.
+  async function proposeRule(id, noteInput) {
+    const card = $('requests').querySelector(`[data-id="${CSS.escape(id)}"]`);
+    if (!card || state.deciding.has(id)) return;
+    const st = card.querySelector('.status');
+    const r = await api(`/api/requests/${encodeURIComponent(id)}/rule`);
+    const old = card.querySelector('section.proposal');
+    if (old) old.remove();
+    const oldBtn = card.querySelector('button[data-key="y"]');
+    if (oldBtn) oldBtn.remove();
+    if (r.status !== 200) {
+      st.textContent = visible((r.body && r.body.error) || `HTTP ${r.status}`);
+      st.className = 'status err';
+      return;
+    }
+    const p = r.body.proposal;
+    const sec = el('section', { class: 'proposal' }, el('h3', {}, 'The rule "always" widens to'));
+    const dl = el('dl', { class: 'ctx' });
+    for (const [label, text] of r.body.fields.fields) {
+      dl.append(el('dt', {}, label));
+      dl.append(el('dd', { 'data-field': 'rule-' + label }, text));
+    }
+    sec.append(dl);
+    if (r.body.fields.warning) sec.append(el('p', { class: 'warning' }, r.body.fields.warning));
+    card.insertBefore(sec, card.querySelector('p.arm'));
+    const write = el('button', { class: 'approve', type: 'button', 'data-key': 'y', title: 'key y' },
+      `Write the rule and approve ${p.covers.length} (y)`);
+    write.addEventListener('click', () => writeRule(id, p.rule, noteInput));
+    card.querySelector('.actions').prepend(write);
+    // what is above the buttons changed: it must all be seen again
+    card.armed = false;
+    card.seen = [];
+    card.querySelector('p.arm').hidden = false;
+    for (const b of card.querySelectorAll('button.approve')) b.disabled = true;
+    st.textContent = 'Read the rule to its end; then y writes it.';
+    st.className = 'status';
+    requestAnimationFrame(armSeen);
+  }
+
+  async function writeRule(id, rule, noteInput) {
+    if (state.deciding.has(id)) return;
+    const card = $('requests').querySelector(`[data-id="${CSS.escape(id)}"]`);
+    const w = state.requests.get(id);
+    const body = { rule };
+    const note = noteInput && noteInput.value.trim();
+    if (note) body.note = note;
+    state.deciding.add(id);
+    if (card) for (const b of card.querySelectorAll('button')) b.disabled = true;
+    let r;
+    try {
+      r = await api(`/api/requests/${encodeURIComponent(id)}/rule`, body);
+    } catch (e) {
+      r = { status: 0, body: { error: String(e) } };
+    }
+    state.deciding.delete(id);
+    if (r.status === 200) {
+      showAction(true, [`rule written to ${r.body.file}`,
+        `approved ${r.body.approved} of the ${r.body.answers} waiting requests it answers, for their sessions`]);
+      if (w) w.state = 'done';
+      renderRequests();
+      loadPending();
+      loadDone();
+    } else {
+      const msg = (r.body && r.body.error) || `HTTP ${r.status}`;
+      if (card) {
+        for (const b of card.querySelectorAll('button')) b.disabled = !card.armed && b.classList.contains('approve');
+        const st = card.querySelector('.status');
+        st.textContent = visible(msg);
+        st.className = 'status err';
+      }
+      showAction(false, [msg]);
     }
   }
 
@@ -619,7 +698,7 @@
       case 'k': case 'ArrowUp':
         if (state.sel > 0) { state.sel--; markSelected(); }
         break;
-      case 'o': case 's': case 'a': case 'd': {
+      case 'o': case 's': case 'a': case 'd': case 'r': case 'y': {
         const b = card && card.querySelector(`button[data-key="${ev.key}"]`);
         if (b && !b.disabled) b.click();
         else if (b && card && !card.armed) card.querySelector('.status').textContent = 'Not approved: scroll through the whole request to arm approve.';
