@@ -264,6 +264,8 @@ export const tests = {
     tmux('new-session', '-d', '-s', sess, '-x', '100', '-y', '30', `${bpfsbx} watch ${p.dir}`);
     try {
       let s = await screenUntil(sess, (t) => t.includes('3 pending'), 'the requests');
+      // the two below one tool directory are marked as one rule's
+      assert((s.match(/\+1 alike: r/g) || []).length === 2, `alike marks:\n${s}`);
       tmux('send-keys', '-t', sess, 'r');
       s = await screenUntil(sess, (t) => t.includes('The rule for it is below'), 'the proposal');
       // its end is not on a 30-row screen yet: y writes nothing

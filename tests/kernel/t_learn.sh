@@ -168,5 +168,102 @@ test_shadow_shows_what_a_new_policy_changes_and_switches_nothing() {
 	return 0
 }
 
+# "always", widened (queue/propose.c): a person answers a kernel ask with
+# the rule for its directory, written into the project's policy; the
+# session's retry goes through, a later session reads a sibling without a
+# request, and what the rule does not name still asks
+widen_fixture() {
+	rm -rf $PROJ/.sandbox $THOME/notes
+	mkdir -p $PROJ/.sandbox $THOME/notes/proj1/deep $THOME/notes/other
+	for f in proj1/a.txt proj1/deep/b.txt other/c.txt; do echo "note $f" >$THOME/notes/$f; done
+	printf '%s\n' '# the project'"'"'s own policy' 'version: 1' 'extends: agent-default' 'files:' \
+		'  rules:' '    - path: ~/notes/' '      access: read' '      verdict: ask' \
+		'      reason: notes are asked' >$PROJ/.sandbox/policy.yaml
+	chown -R $TUSER $PROJ/.sandbox $THOME/notes
+}
+
+test_a_rule_widened_by_the_person_answers_the_session_and_later_ones() {
+	widen_fixture
+	pol=$PROJ/.sandbox/policy.yaml
+	stepper $pol $THOME/notes/proj1/a.txt 2
+	[ "$(tried 1)" = "ERR EPERM" ] || fail "not asked: $(tried 1)"
+	id=$(one_pending)
+	out=$(as_user "$SBX" approve "$id" --rule --dry-run --dir $PROJ 2>&1) || fail "no rule offered: $out"
+	echo "$out" | grep -q -- '- path: ~/notes/proj1/$' || fail "the proposal: $out"
+	grep -q proj1 $pol && fail "a dry run wrote the policy"
+	out=$(as_user "$SBX" approve "$id" --rule --yes --dir $PROJ 2>&1) || fail "approve --rule: $out"
+	head -n 1 $pol | grep -q "^# the project's own policy" || fail "the person's comment was lost: $(cat $pol)"
+	grep -q '^    - path: ~/notes/proj1/$' $pol || fail "the rule is not in the policy: $(cat $pol)"
+	[ "$(stat -c %U $pol)" = $TUSER ] || fail "the policy changed owner: $(stat -c %U $pol)"
+	[ "$(qfield done $id decision.scope)" = session ] || fail "scope $(qfield done $id decision.scope)"
+	# the session's retry: the object the person answered
+	touch /tmp/go.2
+	wait $STEPPER || true
+	[ "$(tried 2)" = "OK" ] || fail "the retry after the rule: $(tried 2)"
+	# a later session starts with the rule: a sibling below it is read
+	# without a request; the other directory and the key are still refused
+	got=$(each_in_session $pol "$SBXT" open {} -- $THOME/notes/proj1/deep/b.txt \
+		$THOME/notes/other/c.txt $THOME/.ssh/id_rsa | cut -f2 | tr '\n' ' ')
+	[ "$got" = "OK ERR EPERM ERR EPERM " ] || fail "under the rule: $got"
+	pending_ids | while read -r p; do qfield pending "$p" object.path; done | grep -q deep &&
+		fail "the sibling was asked"
+	pending_ids | while read -r p; do qfield pending "$p" object.path; done | grep -q other/c.txt ||
+		fail "the other directory was not asked"
+	return 0
+}
+
+# inside a learning session the connectors learn the policy as the daemon
+# did: what the project's commands section asks is recorded with the verdict
+# it would have had, not asked; agent-default's own command rules hold. The
+# daemon says so (status' caller), never the environment: an enforcing
+# session with BPFSBX_LEARN set still asks. (agent-default's su, denied,
+# stands for its command rules: its sudo asks, and would file a request.)
+learn_hook_fixture() {
+	rm -rf $PROJ/.sandbox $PROJ/.claude $PROJ/.mcp.json
+	as_user "$SBX" init $PROJ --claude >/dev/null || fail "init"
+	# asked by the section's default: a patch can open what the project's
+	# own rule asks only by changing that rule (suggest lists it apart)
+	printf '%s\n' 'commands:' '  default: ask' >>$PROJ/.sandbox/policy.yaml
+}
+
+hook_in() {	# hook_in COMMAND FILE: a PreToolUse of Bash COMMAND
+	printf '{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"%s"},"tool_use_id":"toolu_l"}' \
+		"$PROJ" "$1" >"$2"
+	chmod 644 "$2"
+}
+
+test_connectors_of_a_learning_session_record_instead_of_asking() {
+	learn_hook_fixture
+	hook_in "echo ask-me now" /tmp/lh-ask.in
+	hook_in "su root" /tmp/lh-sudo.in
+	as_user "$SBX" run --learn --project $PROJ -- sh -c "cd $PROJ &&
+		BPFSBX_HOOK_WAIT_MS=3000 $SBX hook pre-tool-use </tmp/lh-ask.in >/tmp/lh-ask.out 2>/tmp/lh-ask.err;
+		echo rc=\$? >>/tmp/lh-ask.out
+		BPFSBX_HOOK_WAIT_MS=3000 $SBX hook pre-tool-use </tmp/lh-sudo.in >/tmp/lh-sudo.out 2>&1" 2>/tmp/lh-run.err || true
+	sess=$(sed -n 's/^bpfsbx: session \([^ ]*\) is learning.*/\1/p' /tmp/lh-run.err)
+	[ -n "$sess" ] || fail "no learning session: $(cat /tmp/lh-run.err)"
+	grep -q 'rc=0' /tmp/lh-ask.out || fail "the hook: $(cat /tmp/lh-ask.out /tmp/lh-ask.err)"
+	grep -q permissionDecision /tmp/lh-ask.out && fail "learning, the hook decided: $(cat /tmp/lh-ask.out)"
+	[ -z "$(pending_ids)" ] || fail "learning, a request was filed: $(pending_ids)"
+	grep -h '"decision":"audit"' $PROJ/.sandbox/audit/*.jsonl | grep '"would":"ask"' | grep -q 'ask-me' ||
+		fail "no audit record with would=ask: $(cat $PROJ/.sandbox/audit/*.jsonl | tail -3)"
+	# suggest reads it as it reads a command request: a rule for echo, none for su
+	out=$(cd $PROJ && "$SBX" policy suggest --session "$sess" --events $EVENTS 2>/tmp/lh-sg.err) ||
+		fail "suggest: $(cat /tmp/lh-sg.err)"
+	rules=$(printf '%s\n' "$out" | grep -v '^ *#')
+	printf '%s\n' "$rules" | grep -q -- '- command: echo$' || fail "no rule for the learned command: $out"
+	printf '%s\n' "$rules" | grep -q 'su$' && fail "su suggested: $out"
+	"$SBXT" json-get /tmp/lh-sudo.out hookSpecificOutput.permissionDecision | grep -qx deny ||
+		fail "learning let agent-default's su through: $(cat /tmp/lh-sudo.out)"
+	# enforcing, whatever the environment says: asked (and, unanswered, denied)
+	as_user "$SBX" run --project $PROJ -- sh -c "cd $PROJ && BPFSBX_LEARN=1 BPFSBX_LEARNING=1 \
+		BPFSBX_HOOK_WAIT_MS=2000 $SBX hook pre-tool-use </tmp/lh-ask.in >/tmp/lh-enf.out 2>/tmp/lh-enf.err" || true
+	"$SBXT" json-get /tmp/lh-enf.out hookSpecificOutput.permissionDecision | grep -qx deny ||
+		fail "enforcing, the ask was not asked: $(cat /tmp/lh-enf.out /tmp/lh-enf.err)"
+	grep -q "waiting up to 2 s for a person to decide request" /tmp/lh-enf.err ||
+		fail "enforcing, no request was filed: $(cat /tmp/lh-enf.err)"
+	return 0
+}
+
 flows_61_only learning_records_the_policys_refusals_and_keeps_credentials \
 	learning_needs_a_policy_that_extends_agent_default

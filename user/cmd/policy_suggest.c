@@ -14,6 +14,7 @@
  * truncated file, or a session with no event in it, is an error with the
  * file and line, and no patch is printed as if it were complete.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "lib/alloc.h"
+#include "lib/json.h"
 #include "lib/names.h"
 #include "policy/policy.h"
 #include "policy/suggest.h"
@@ -202,11 +204,12 @@ int policy_sessions_seen(const struct popts *o, const char *path, const struct r
 }
 
 /* the simple commands of an asked command line, each a COMMAND access */
-static void add_command(struct recorded *r, const struct sbx_request *q, const char *home)
+static void add_command(struct recorded *r, const char *command, const char *cwd, long long count,
+			const char *origin, const char *home)
 {
 	struct sbx_sh_parse sp = { 0 };
 
-	if (!q->command || sbx_sh_parse(q->command, q->cwd, home, &sp)) {
+	if (!command || sbx_sh_parse(command, cwd, home, &sp)) {
 		sbx_sh_parse_free(&sp);
 		return;
 	}
@@ -228,8 +231,8 @@ static void add_command(struct recorded *r, const struct sbx_request *q, const c
 		s->kind = SBX_SEEN_COMMAND;
 		s->argv = argv;
 		s->argc = c->argc;
-		s->count = q->count > 0 ? (uint64_t)q->count : 1;
-		s->who = sbx_strdup(q->origin ? q->origin : "connector");
+		s->count = count > 0 ? (uint64_t)count : 1;
+		s->who = sbx_strdup(origin ? origin : "connector");
 	}
 	sbx_sh_parse_free(&sp);
 }
@@ -271,13 +274,68 @@ static void read_commands(const struct popts *o, const char *project, const char
 			if (req.kind == SBX_REQ_COMMAND && wanted(o, req.session)) {
 				r->refused += req.count > 0 ? (uint64_t)req.count : 1;
 				r->events += req.count > 0 ? (uint64_t)req.count : 1;
-				add_command(r, &req, home);
+				add_command(r, req.command, req.cwd, req.count, req.origin, home);
 			}
 			sbx_request_release(&req);
 		}
 		json_decref(arr);
 	}
 	sbx_queue_close(q);
+}
+
+/*
+ * What the connectors of a learning session let through that the policy
+ * would have asked or denied: their audit records (decision audit, with
+ * would) in the project's .sandbox/audit/SESSION.jsonl, for the sessions o
+ * names. A line that is not JSON is the chain's business (audit verify),
+ * not a command: skipped.
+ */
+static void read_learned_commands(const struct popts *o, const char *project, const char *home,
+				  struct recorded *r)
+{
+	char *dir = project ? sbx_asprintf("%s/.sandbox/audit", project) : NULL;
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		char *session, *path, *line = NULL;
+		size_t cap = 0;
+		FILE *f;
+
+		if (n < 7 || strcmp(de->d_name + n - 6, ".jsonl") || de->d_name[0] == '.')
+			continue;
+		session = strndup(de->d_name, n - 6);
+		if (!session || !wanted(o, session)) {
+			free(session);
+			continue;
+		}
+		path = sbx_asprintf("%s/%s", dir, de->d_name);
+		f = fopen(path, "re");
+		while (f && getline(&line, &cap, f) > 0) {
+			json_t *j = json_loads(line, 0, NULL), *in = json_object_get(j, "input");
+			const char *ev = sbx_json_str(j, "event");
+
+			if (ev && (!strcmp(ev, "connector") || !strcmp(ev, "connector_decision")) &&
+			    !strcmp(sbx_json_str(j, "decision") ?: "", "audit") &&
+			    sbx_json_str(j, "would") && sbx_json_str(in, "command")) {
+				note_session(r, session);
+				r->refused++;
+				r->events++;
+				add_command(r, sbx_json_str(in, "command"), project, 1,
+					    sbx_json_str(j, "agent"), home);
+			}
+			json_decref(j);
+		}
+		if (f)
+			fclose(f);
+		free(line);
+		free(path);
+		free(session);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
 }
 
 int policy_events_home(const struct popts *o, const struct recorded *r, struct popts *out,
@@ -345,6 +403,7 @@ int policy_suggest(const struct popts *given)
 	    policy_cli_env(o, &L, &env))
 		goto out;
 	read_commands(o, o->project ? L.project : o->found_project, L.home, &r);
+	read_learned_commands(o, o->project ? L.project : o->found_project, L.home, &r);
 	if (policy_sessions_seen(o, events, &r))
 		goto out;
 	if (o->file && !(base = realpath(o->file, NULL))) {

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@
 #include "lib/alloc.h"
 #include "lib/text.h"
 #include "lib/project.h"
+#include "policy/suggest.h"
 #include "queue/queue.h"
 #include "queue/request.h"
 #include "queue/watch.h"
@@ -159,6 +161,41 @@ static void learning_refresh(struct watch *w)
 	w->learning = b.len ? b.p : (free(b.p), NULL);
 }
 
+/* "session access directory" of a kernel's file ask, or NULL */
+static char *alike_key(const struct item *it)
+{
+	const struct sbx_request *r = &it->req;
+	struct passwd *pw;
+	char *dir, *key;
+
+	if ((r->kind != SBX_REQ_FILE && r->kind != SBX_REQ_EXEC) || !r->path || !r->session ||
+	    r->process.uid < 0 || !(pw = getpwuid((uid_t)r->process.uid)))
+		return NULL;
+	dir = sbx_suggest_widen(r->path, pw->pw_dir, r->project);
+	if (!dir)
+		return NULL;
+	key = sbx_asprintf("%s %d %s", r->session, r->kind == SBX_REQ_EXEC ? SBX_ACC_EXEC :
+			   r->access, dir);
+	free(dir);
+	return key;
+}
+
+static void count_alike(struct watch *w)
+{
+	char **keys = sbx_calloc(w->n ? w->n : 1, sizeof(char *));
+
+	for (size_t i = 0; i < w->n; i++)
+		keys[i] = alike_key(&w->items[i]);
+	for (size_t i = 0; i < w->n; i++) {
+		w->items[i].alike = 0;
+		for (size_t k = 0; keys[i] && k < w->n; k++)
+			w->items[i].alike += k != i && keys[k] && !strcmp(keys[i], keys[k]);
+	}
+	for (size_t i = 0; i < w->n; i++)
+		free(keys[i]);
+	free(keys);
+}
+
 static void refresh(struct watch *w)
 {
 	const char *sel_id = w->n ? w->items[w->sel].req.id : NULL;
@@ -229,6 +266,7 @@ static void refresh(struct watch *w)
 	}
 	w->items = items;
 	w->n = n;
+	count_alike(w);
 	w->sel = 0;
 	for (size_t i = 0; keep && i < n; i++)
 		if (!strcmp(items[i].req.id, keep))

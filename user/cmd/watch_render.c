@@ -434,8 +434,10 @@ int watch_draw(struct watch *w)
 		sbx_sb_putn(b, i == w->sel ? "\033[7m> " : "  ", i == w->sel ? 6 : 2);
 		sbx_sb_printf(b, "%-7s ", req->kind_name ?: "?");
 		watch_sb_object(b, req, width > 70 ? width - 50 : 20);
-		sbx_sb_printf(b, "  x%lld  age %s  %s %s", req->count, age,
-			  dl < 0 ? "overdue" : "decide within", left);
+		sbx_sb_printf(b, "  x%lld", req->count);
+		if (w->items[i].alike)
+			sbx_sb_printf(b, "  +%zu alike: r", w->items[i].alike);
+		sbx_sb_printf(b, "  age %s  %s %s", age, dl < 0 ? "overdue" : "decide within", left);
 		if (i == w->sel)
 			sbx_sb_putn(b, "\033[0m", 4);
 	}

@@ -30,6 +30,10 @@ struct wq {
 struct item {
 	struct sbx_request req;
 	struct wq *w;
+	/* the other waiting requests of its session asking the same access
+	 * below the same tool directory (policy suggest's): one rule (r)
+	 * would answer them all */
+	size_t alike;
 };
 
 enum automode { AUTO_NONE, AUTO_APPROVE, AUTO_DENY };

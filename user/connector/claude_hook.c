@@ -403,7 +403,11 @@ static int pre_tool_use(struct hook *h)
 		rc = escalate(h, tool, input, &v, is_command);
 		break;
 	default:
-		/* allow and audit: leave the decision to Claude Code */
+		/* allow and audit: leave the decision to Claude Code; what a
+		 * learning session would have refused is recorded, with the
+		 * verdict it would have had */
+		if (v.verdict == SBX_V_AUDIT && v.rule.present && v.rule.would)
+			hook_audit(h, tool, input, "audit", v.reason, &v.rule, NULL, NULL);
 		rc = answer(h, NULL);
 		break;
 	}

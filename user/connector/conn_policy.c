@@ -126,6 +126,21 @@ static int compile_with_dns(struct sbx_conn_policy *cp)
 	return rc;
 }
 
+/* Does the daemon say the caller's session is learning? */
+static bool session_learning(void)
+{
+	json_t *req = json_pack("{s:s}", "op", "status"), *reply = NULL;
+	char *err = NULL;
+	bool yes = false;
+
+	if (req && sbx_ctl_call(req, &reply, &err) == 0)
+		yes = json_is_true(json_object_get(json_object_get(reply, "caller"), "learning"));
+	json_decref(req);
+	json_decref(reply);
+	free(err);
+	return yes;
+}
+
 int sbx_conn_policy_load(const char *project, struct sbx_conn_policy **out, char **err)
 {
 	return sbx_conn_policy_load_path(NULL, project, NULL, out, err);
@@ -165,6 +180,17 @@ int sbx_conn_policy_load_path(const char *policy_path, const char *project, cons
 	env.resolve = conn_resolve;
 	env.resolve_ctx = cp;
 	cp->pol = sbx_policy_load_file(cp->policy_path, &env, &diags);
+	/* a learning session (run --learn) records what its policy would
+	 * refuse, and so do its connectors: the same transformation, asked of
+	 * the daemon, which knows the caller's session by the kernel. An
+	 * answer that cannot be had leaves the policy enforced. */
+	if (cp->pol && cp->kernel_enforced && session_learning()) {
+		cp->learning = true;
+		if (sbx_policy_learn(cp->pol, NULL, &diags)) {
+			sbx_policy_free(cp->pol);
+			cp->pol = NULL;
+		}
+	}
 	if (cp->pol && sbx_policy_compile(cp->pol, 1, &cp->comp, &diags) == 0 &&
 	    !diags.errors) {
 		cp->compiled = true;
@@ -335,6 +361,7 @@ static void explain(struct sbx_conn_policy *cp, const struct sbx_decision *d,
 			.verdict = sbx_verdict_name(ri->verdict),
 			.reason = ri->reason ? ri->reason : "",
 			.source = v->rule_source ? v->rule_source : "",
+			.would = ri->would ? sbx_verdict_name(ri->would) : NULL,
 		};
 		if (asprintf(&v->reason, "%s (policy rule \"%s\" in the %s section)",
 			     ri->reason && *ri->reason ? ri->reason : "no reason given",

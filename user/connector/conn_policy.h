@@ -30,6 +30,10 @@ struct sbx_conn_policy {
 	 * load): what the classifier cannot see through is then left to the
 	 * kernel; with hooks only it is asked. */
 	bool kernel_enforced;
+	/* The daemon says the session is learning (run --learn): the policy
+	 * was learned as the daemon's was (sbx_policy_learn), so what it
+	 * would ask or deny is audit with its rule's "would" */
+	bool learning;
 };
 
 /*

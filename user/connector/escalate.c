@@ -607,6 +607,9 @@ int sbx_esc_audit_decision(const struct sbx_esc *e, const char *agent, const cha
 		json_object_set_new(rec, "reason", json_string(reason));
 	if (rule && rule->present && rule->pattern)
 		json_object_set_new(rec, "rule", json_string(rule->pattern));
+	/* a learning session's: what the rule does when enforced */
+	if (rule && rule->present && rule->would)
+		json_object_set_new(rec, "would", json_string(rule->would));
 	if (request)
 		json_object_set_new(rec, "request", json_string(request));
 	if (d)

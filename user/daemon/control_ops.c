@@ -105,7 +105,6 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 	uint64_t st[SBX_STAT_MAX] = {};
 	json_t *sessions = json_array(), *stats;
 
-	(void)c;
 	(void)req;
 	sbx_kernel_stats(&d->k, st);
 	stats = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
@@ -148,14 +147,23 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		unsigned idle_s;
 		bool linked = sbx_attach_state(d, &idle_s);
 
-		return json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i,s:o,s:o}", "ok",
-				 1, "daemon_pid", (int)getpid(), "sessions", sessions, "stats",
-				 stats, "pins", SBX_PIN_DIR, "embedded", d->embedded, "once_ttl_s",
-				 (int)d->once_ttl_s, "dns_answer_to_map", sbx_resolver_latency(),
-				 "last_session_start_ns", prof, "tier", sbx_tier_name(d->k.tier),
-				 "landlock_abi", d->k.landlock_abi, "linked", linked,
-				 "idle_detach_s", (int)idle_s, "sinks", sbx_sinks_status(),
-				 "machine", sbx_machine_live_status(d));
+		json_t *r = json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i,s:o,s:o}",
+				      "ok", 1, "daemon_pid", (int)getpid(), "sessions", sessions,
+				      "stats", stats, "pins", SBX_PIN_DIR, "embedded", d->embedded,
+				      "once_ttl_s", (int)d->once_ttl_s, "dns_answer_to_map",
+				      sbx_resolver_latency(), "last_session_start_ns", prof, "tier",
+				      sbx_tier_name(d->k.tier), "landlock_abi", d->k.landlock_abi,
+				      "linked", linked, "idle_detach_s", (int)idle_s, "sinks",
+				      sbx_sinks_status(), "machine", sbx_machine_live_status(d));
+
+		/* the caller's own session, as the kernel placed it: what a
+		 * connector inside it may trust (never its environment) */
+		if (c->in_session)
+			json_object_set_new(r, "caller", c->session ?
+				json_pack("{s:s,s:b}", "session", c->session->name, "learning",
+					  c->session->learn) :
+				json_pack("{s:n,s:b}", "session", "learning", 0));
+		return r;
 	}
 }
 
@@ -365,9 +373,12 @@ static const struct sbx_ctl_op ops[] = {
 	{ "status", op_status, SBX_CTL_ANYONE, no_args,
 	  "the daemon's sessions and the kernel's counters",
 	  "`{\"ok\":true,\"daemon_pid\",\"sessions\":[{name,cgid,uid,project,policy,policy_id,"
-	  "grants,rules,populated,tier}],\"stats\":{...},\"pins\",\"embedded\",\"once_ttl_s\","
-	  "\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\",\"sinks\":{journal,syslog,otlp},"
-	  "\"machine\":{dir,generation,read_at,error?}}`; machine: the floor's directory, how "
+	  "grants,rules,populated,tier,learning?}],\"stats\":{...},\"pins\",\"embedded\","
+	  "\"once_ttl_s\",\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\","
+	  "\"sinks\":{journal,syslog,otlp},\"machine\":{dir,generation,read_at,error?},"
+	  "\"caller\"?:{session,learning}}`; caller: from inside a session, the session the "
+	  "kernel placed the caller in and whether it is learning (what a connector there "
+	  "trusts, never its environment); machine: the floor's directory, how "
 	  "many times a change of it was applied to the live sessions, when the files in "
 	  "force were read, and why the last change was not applied; "
 	  "tier: `bpf-lsm`, or `landlock` where BPF-LSM is off (docs/FALLBACK.md); linked: "
