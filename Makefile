@@ -379,7 +379,7 @@ DEB_BUILD := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
              libclang-rt-14-dev libldns-dev libmicrohttpd-dev libsystemd-dev scdoc \
              libseccomp-dev libcurl4-openssl-dev
 DEB_TEST  := qemu-system-x86 busybox-static kmod cpio iproute2 bubblewrap sudo \
-             python3 python3-dnslib git ca-certificates xz-utils tmux openssh-client \
+             python3 python3-dnslib python3-pip git ca-certificates xz-utils tmux openssh-client \
              acl attr e2fsprogs socat keyutils libcap2-bin chromium curl systemd man-db logrotate prometheus \
              rsyslog systemd-journal-remote
 deps:

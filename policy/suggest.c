@@ -958,8 +958,10 @@ static char *rule_comment(const struct prule *r)
 	return b.p;
 }
 
-static char *rule_reason(const struct prule *r)
+static char *rule_reason(const struct ctx *c, const struct prule *r)
 {
+	if (c->in->reason)
+		return sbx_strdup(c->in->reason);
 	return sbx_asprintf("suggested by bpfsbx policy suggest: %llu recorded event%s%s%s",
 			    (unsigned long long)r->events, r->events == 1 ? "" : "s",
 			    r->who.p ? " of " : "", r->who.p ? r->who.p : "");
@@ -1006,7 +1008,8 @@ static int emit_list(yaml_emitter_t *e, const char *key, char **items, size_t n)
 	return 0;
 }
 
-static int emit_rule(yaml_emitter_t *e, struct out *o, const struct prule *r, int idx)
+static int emit_rule(yaml_emitter_t *e, struct out *o, const struct ctx *c, const struct prule *r,
+		     int idx)
 {
 	yaml_event_t ev;
 	char *reason;
@@ -1028,7 +1031,7 @@ static int emit_rule(yaml_emitter_t *e, struct out *o, const struct prule *r, in
 	}
 	if (rc)
 		return rc;
-	reason = rule_reason(r);
+	reason = rule_reason(c, r);
 	rc = kv(e, "verdict", "allow") ?: kv(e, "reason", reason);
 	free(reason);
 	if (rc)
@@ -1055,7 +1058,7 @@ static int emit_section(yaml_emitter_t *e, struct out *o, const struct ctx *c,
 		return rc;
 	EMIT(yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE));
 	for (size_t i = 0; i < c->n_rules; i++)
-		if (c->rules[i].section == sec && (rc = emit_rule(e, o, &c->rules[i], (int)i)))
+		if (c->rules[i].section == sec && (rc = emit_rule(e, o, c, &c->rules[i], (int)i)))
 			return rc;
 	EMIT(yaml_sequence_end_event_initialize(&ev));
 	EMIT(yaml_mapping_end_event_initialize(&ev));

@@ -56,6 +56,9 @@ struct sbx_suggest_in {
 	/* objects below a tool directory before the rule is the directory
 	 * (0: two). An approver widening one asked object offers it at one. */
 	size_t dir_min;
+	/* every rule's reason (NULL: "suggested by bpfsbx policy suggest: N
+	 * recorded events of WHO") */
+	const char *reason;
 };
 
 struct sbx_suggestion {

@@ -314,7 +314,7 @@ int sbx_queue_propose(struct sbx_queue *q, const char *id, struct sbx_proposal *
 	struct sbx_decision dn;
 	struct sbx_seen s;
 	json_t *rec = NULL;
-	char *text = NULL, *edited = NULL, *what = NULL;
+	char *text = NULL, *edited = NULL, *what = NULL, *reason = NULL;
 	size_t len = 0;
 	int rc = -1;
 
@@ -343,6 +343,9 @@ int sbx_queue_propose(struct sbx_queue *q, const char *id, struct sbx_proposal *
 		sbx_queue_set_err(err, "%s: no home directory for the session's user", id);
 		goto out;
 	}
+	/* no text of the agent's in the person's file but the path itself */
+	reason = sbx_asprintf("approved by %s, widened from request %s", sbx_queue_user(), id);
+	in.reason = reason;
 	env.home = out->home;
 	/* watch may have opened the queue by a relative name */
 	out->project = realpath(sbx_queue_project(q), NULL);
@@ -420,6 +423,7 @@ out:
 	free(text);
 	free(edited);
 	free(what);
+	free(reason);
 	return rc;
 }
 
