@@ -58,6 +58,7 @@ struct loc {
 	size_t flow_start, flow_end;	/* flow list: "[" and past "]" */
 	size_t *item_start, *item_end, nitems;
 	size_t doc_end;			/* the document's last character */
+	size_t root_col;		/* the column of the sections' keys */
 	yaml_mark_t sec_mark, rules_mark;
 };
 
@@ -149,6 +150,12 @@ static int walk_rules(struct walk *w, struct loc *l, const char *sec)
 {
 	size_t cap = 0;
 
+	/* a key given twice: the last one is the list (as a YAML reader
+	 * that does not refuse it takes it) */
+	free(l->item_start);
+	free(l->item_end);
+	l->item_start = l->item_end = NULL;
+	l->nitems = 0;
 	l->rules = true;
 	l->rules_mark = w->ev.start_mark;
 	if (w->ev.type != YAML_SEQUENCE_START_EVENT) {
@@ -181,6 +188,7 @@ static int walk_rules(struct walk *w, struct loc *l, const char *sec)
 static int walk_section(struct walk *w, struct loc *l, const char *sec)
 {
 	l->sec = true;
+	l->rules = false;
 	l->sec_mark = w->ev.start_mark;
 	if (w->ev.type != YAML_MAPPING_START_EVENT ||
 	    w->ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE) {
@@ -228,6 +236,7 @@ static int locate(const char *name, const char *text, size_t len, const char *se
 	if (w.ev.type != YAML_MAPPING_START_EVENT ||
 	    w.ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE)
 		goto not_map;
+	l->root_col = w.ev.start_mark.column;
 	for (;;) {
 		bool this;
 
@@ -242,6 +251,15 @@ static int locate(const char *name, const char *text, size_t len, const char *se
 			goto out;
 	}
 	l->doc_end = w.last_end;
+	/* the rest of the text must be YAML too, and nothing more: text the
+	 * reader stops before would hide whatever is appended after it */
+	if (next(&w) || next(&w))
+		goto out;
+	if (w.ev.type != YAML_STREAM_END_EVENT) {
+		set_err(err, "%s:%zu: more than one YAML document; a policy is one", name,
+			w.ev.start_mark.line + 1);
+		goto out;
+	}
 	rc = 0;
 	goto out;
 not_map:
@@ -251,6 +269,11 @@ out:
 	if (w.have)
 		yaml_event_delete(&w.ev);
 	yaml_parser_delete(&w.p);
+	if (rc) {
+		free(l->item_start);
+		free(l->item_end);
+		memset(l, 0, sizeof(*l));
+	}
 	return rc;
 }
 
@@ -379,8 +402,9 @@ int sbx_policy_text_add(const char *name, const char *text, size_t len, enum sbx
 		sbx_sb_putn(&b, text, len);
 		if (len && text[len - 1] != '\n')
 			sbx_sb_putc(&b, '\n');
-		sbx_sb_printf(&b, "%s:\n  rules:\n", sn);
-		put_items(&b, 4, items, n, note);
+		sbx_sb_printf(&b, "%*s%s:\n%*srules:\n", (int)l.root_col, "", sn,
+			      (int)l.root_col + 2, "");
+		put_items(&b, l.root_col + 4, items, n, note);
 	} else if (!l.rules) {
 		/* a section without rules: the key after its last line */
 		at = line_end(text, len, byte_at(text, len, l.sec_end));
@@ -397,16 +421,19 @@ int sbx_policy_text_add(const char *name, const char *text, size_t len, enum sbx
 		loc_free(&l);
 		return -1;
 	} else if (l.rules_flow) {
-		/* rules: [] becomes a block list of the items */
+		/* rules: [] becomes a block list of the items; what followed
+		 * "]" on its line (a comment) stays on the rules: line */
 		size_t a = byte_at(text, len, l.flow_start), z = byte_at(text, len, l.flow_end);
+		size_t e = line_end(text, len, z);
 
 		sbx_sb_putn(&b, text, a);
 		while (b.len && b.p[b.len - 1] == ' ')
 			b.len--;
-		sbx_sb_putc(&b, '\n');
+		sbx_sb_putn(&b, text + z, e - z);
+		if (!b.len || b.p[b.len - 1] != '\n')
+			sbx_sb_putc(&b, '\n');
 		put_items(&b, l.rules_col + 2, items, n, note);
-		b.len--;	/* the line break after "]" ends the last line */
-		sbx_sb_putn(&b, text + z, len - z);
+		sbx_sb_putn(&b, text + e, len - e);
 	} else {
 		/* after the last item's last line, indented as the items */
 		at = line_end(text, len, byte_at(text, len, l.item_end[l.nitems - 1]));
@@ -421,6 +448,25 @@ int sbx_policy_text_add(const char *name, const char *text, size_t len, enum sbx
 		free(b.p);
 		set_err(err, "%s: out of memory", name);
 		return -1;
+	}
+	/* what was written reads back as the list's last items, or the file's
+	 * shape is one this editor misjudged: the person adds it by hand */
+	{
+		char **got = NULL;
+		size_t m = 0;
+		bool same = sbx_policy_rule_items(name, b.p, b.len, sec, &got, &m, NULL) == 0 &&
+			    m >= n;
+
+		for (size_t i = 0; same && i < n; i++)
+			same = !strcmp(got[m - n + i], items[i]);
+		sbx_policy_items_free(got, m);
+		if (!same) {
+			free(b.p);
+			set_err(err, "%s: the rule cannot be added to this file's layout of %s "
+				"(its keys are not where the editor expects them); add it by hand",
+				name, sn);
+			return -1;
+		}
 	}
 	*out = b.p;
 	return 0;

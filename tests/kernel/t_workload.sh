@@ -6,7 +6,9 @@
 # cache directory outside the project. The same run also reads the SSH
 # key. policy suggest turns what was recorded into a patch; the work runs
 # again enforced under it, and nothing of it is refused or asked but the
-# key, which the suggestion lists apart.
+# key, which the suggestion lists apart. (pip without its version check
+# and npm without its update notifier: offline, each waited for the
+# network; 6.12 guest: 67 s in all, 29 s of it the learning run's steps.)
 
 WL=/srv/sbx/wl
 WLPATCH=/tmp/wl-patch.yaml
@@ -74,9 +76,9 @@ rm -rf vendor node_modules build /opt/sbx-objcache/main.o
 step fetch git fetch -q origin
 step commit git -c user.name=a -c user.email=a@x commit -q --allow-empty -m work
 step push git push -q origin HEAD:main
-step pip python3 -m pip install -q --no-index --no-deps --no-cache-dir --target vendor /srv/sbx/wl/wheels/tinypkg-1.0-py3-none-any.whl
+step pip python3 -m pip install -q --no-index --no-deps --no-cache-dir --no-compile --disable-pip-version-check --target vendor /srv/sbx/wl/wheels/tinypkg-1.0-py3-none-any.whl
 step pyimport env PYTHONPATH=vendor python3 -S -c "import tinypkg; assert tinypkg.VALUE == 42"
-step npm npm ci --offline --no-audit --no-fund
+step npm npm ci --offline --no-audit --no-fund --no-update-notifier --loglevel=error
 step nodeimport node -e "process.exit(require(\"tinylib\") === 42 ? 0 : 1)"
 step make make -s
 step key cat $HOME/.ssh/id_rsa'
