@@ -487,3 +487,20 @@ int sbx_queue_adopt(struct sbx_queue *q, const struct sbx_proposal *p,
 	free(first);
 	return 0;
 }
+
+char *sbx_request_rule_key(const struct sbx_request *r)
+{
+	struct passwd *pw;
+	char *dir, *key;
+
+	if ((r->kind != SBX_REQ_FILE && r->kind != SBX_REQ_EXEC) || !r->path || !r->session ||
+	    r->process.uid < 0 || !(pw = getpwuid((uid_t)r->process.uid)))
+		return NULL;
+	dir = sbx_suggest_widen(r->path, pw->pw_dir, r->project);
+	if (!dir)
+		return NULL;
+	key = sbx_asprintf("%s %s %s", r->session,
+			   sbx_access_name(r->kind == SBX_REQ_EXEC ? SBX_ACC_EXEC : r->access), dir);
+	free(dir);
+	return key;
+}

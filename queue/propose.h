@@ -67,4 +67,12 @@ json_t *sbx_proposal_json(const struct sbx_proposal *p);
 int sbx_queue_adopt(struct sbx_queue *q, const struct sbx_proposal *p,
 		    const struct sbx_resolve_opts *o, size_t *decided, json_t **done, char **err);
 
+/*
+ * "SESSION ACCESS DIRECTORY" of a kernel's file ask, the directory the
+ * rule for it would be (policy suggest's generaliser, with the home of
+ * the asking user): asks with equal keys are one rule's, and watch and the
+ * dashboard mark them so. NULL for other kinds (malloc'd).
+ */
+char *sbx_request_rule_key(const struct sbx_request *r);
+
 #endif

@@ -207,7 +207,11 @@ export const tests = {
         'the policy changed before a rule was written');
       // the page
       await openPage(b, d);
-      await b.page.waitForSelector(cardSel(a));
+      await b.page.waitForSelector(cardSel(bb));
+      // the two asks below one tool directory are marked as one rule's, the key not
+      const alike = async (id) => (await b.page.textContent(`${cardSel(id)} .alike`)) || '';
+      assert(/\+1 alike: one rule/.test(await alike(a)) && /\+1 alike/.test(await alike(bb)) && !(await alike(key)),
+        `alike marks: ${await alike(a)} | ${await alike(bb)} | ${await alike(key)}`);
       await b.page.click(`${cardSel(a)} button[data-key="r"]`);
       await b.page.waitForSelector(`${cardSel(a)} section.proposal`);
       const shown = await b.page.textContent(`${cardSel(a)} section.proposal`);

@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,7 +39,6 @@
 #include "lib/alloc.h"
 #include "lib/text.h"
 #include "lib/project.h"
-#include "policy/suggest.h"
 #include "queue/queue.h"
 #include "queue/request.h"
 #include "queue/watch.h"
@@ -161,31 +159,12 @@ static void learning_refresh(struct watch *w)
 	w->learning = b.len ? b.p : (free(b.p), NULL);
 }
 
-/* "session access directory" of a kernel's file ask, or NULL */
-static char *alike_key(const struct item *it)
-{
-	const struct sbx_request *r = &it->req;
-	struct passwd *pw;
-	char *dir, *key;
-
-	if ((r->kind != SBX_REQ_FILE && r->kind != SBX_REQ_EXEC) || !r->path || !r->session ||
-	    r->process.uid < 0 || !(pw = getpwuid((uid_t)r->process.uid)))
-		return NULL;
-	dir = sbx_suggest_widen(r->path, pw->pw_dir, r->project);
-	if (!dir)
-		return NULL;
-	key = sbx_asprintf("%s %d %s", r->session, r->kind == SBX_REQ_EXEC ? SBX_ACC_EXEC :
-			   r->access, dir);
-	free(dir);
-	return key;
-}
-
 static void count_alike(struct watch *w)
 {
 	char **keys = sbx_calloc(w->n ? w->n : 1, sizeof(char *));
 
 	for (size_t i = 0; i < w->n; i++)
-		keys[i] = alike_key(&w->items[i]);
+		keys[i] = sbx_request_rule_key(&w->items[i].req);
 	for (size_t i = 0; i < w->n; i++) {
 		w->items[i].alike = 0;
 		for (size_t k = 0; keys[i] && k < w->n; k++)

@@ -2,6 +2,7 @@
 /* wrap.c - a request as the page gets it (wrap.h). */
 #include <stdlib.h>
 #include <string.h>
+#include "queue/propose.h"
 #include "queue/render.h"
 #include "queue/request.h"
 #include "user/dashboard/wrap.h"
@@ -27,6 +28,14 @@ json_t *sbx_api_wrap(const char *project, enum sbx_qdir state, json_t *rec)
 	sbx_render_request(&r, project, &rd);
 	json_object_set_new(w, "render", sbx_render_json(&rd));
 	sbx_render_free(&rd);
+	/* asks one rule would answer share it: the page marks them */
+	if (state == SBX_QDIR_PENDING) {
+		char *key = sbx_request_rule_key(&r);
+
+		if (key)
+			json_object_set_new(w, "rule_key", json_string(key));
+		free(key);
+	}
 	sbx_request_release(&r);
 	return w;
 }

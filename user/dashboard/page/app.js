@@ -165,6 +165,7 @@
       el('span', { class: 'kind' }, visible(req.kind)),
       el('span', { class: 'what' }, rd ? (isCmd ? 'run: ' : '') + rd.summary : '(not rendered)'),
       req.count > 1 ? el('span', { class: 'repeats' }, `\u00d7${req.count}`) : null,
+      el('span', { class: 'alike' }),
       cdEl));
     const dl = el('dl', { class: 'ctx' });
     for (const [label, text] of rd ? rd.fields : []) {
@@ -222,6 +223,19 @@
         if (prev) prev.after(node); else box.prepend(node);
       }
       prev = node;
+    }
+    // asks one rule would answer (the same rule_key): each card says how
+    // many others, and that r on any of them offers that rule
+    const byKey = new Map();
+    for (const id of ids) {
+      const k = state.requests.get(id).rule_key;
+      if (k) byKey.set(k, (byKey.get(k) || 0) + 1);
+    }
+    for (const id of ids) {
+      const k = state.requests.get(id).rule_key;
+      const n = k ? byKey.get(k) - 1 : 0;
+      const node = box.querySelector(`[data-id="${CSS.escape(id)}"] .alike`);
+      if (node) { node.textContent = n ? `+${n} alike: one rule (r)` : ''; node.hidden = !n; }
     }
     state.order = ids;
     const i = ids.indexOf(selId);
