@@ -262,6 +262,24 @@ test_connectors_of_a_learning_session_record_instead_of_asking() {
 		fail "enforcing, the ask was not asked: $(cat /tmp/lh-enf.out /tmp/lh-enf.err)"
 	grep -q "waiting up to 2 s for a person to decide request" /tmp/lh-enf.err ||
 		fail "enforcing, no request was filed: $(cat /tmp/lh-enf.err)"
+	# nor from a socket the environment names that is not root's: a fake
+	# daemon the agent runs in its own session (whose listeners the
+	# session may always reach) saying "learning" is not believed
+	command -v socat >/dev/null || skip "socat is not installed (make deps)"
+	rm -f /tmp/lh-fake.sock
+	printf '%s\n' '{"ok":true,"id":"x","project":"p","caller":{"session":"x","learning":true}}' >/tmp/lh-fake.json
+	chmod 644 /tmp/lh-fake.json
+	rc=0
+	as_user "$SBX" run --project $PROJ -- sh -c "cd $PROJ
+		socat UNIX-LISTEN:/tmp/lh-fake.sock,fork SYSTEM:'cat /tmp/lh-fake.json' & fake=\$!
+		for i in \$(seq 50); do [ -S /tmp/lh-fake.sock ] && break; sleep 0.1; done
+		BPFSBX_CONTROL_SOCK=/tmp/lh-fake.sock BPFSBX_HOOK_WAIT_MS=2000 $SBX hook pre-tool-use \
+			</tmp/lh-ask.in >/tmp/lh-fake.out 2>/tmp/lh-fake.err; rc=\$?
+		kill \$fake; exit \$rc" || rc=$?
+	"$SBXT" json-get /tmp/lh-fake.out hookSpecificOutput.permissionDecision 2>/dev/null | grep -qx deny ||
+		[ $rc = 2 ] || fail "a fake daemon's word let the ask through: rc $rc $(cat /tmp/lh-fake.out /tmp/lh-fake.err)"
+	grep -q "not the bpfsbx daemon's socket" /tmp/lh-fake.err ||
+		fail "the fake socket was not named: $(cat /tmp/lh-fake.err)"
 	return 0
 }
 

@@ -78,6 +78,23 @@ int sbx_ctl_call_fd(json_t *req, int pass_fd, json_t **reply, char **err)
 			*err = sbx_asprintf("no bpfsbx daemon at %s (%s)", path, strerror(-rc));
 		return rc;
 	}
+	/* Inside a session the socket's path may come from an environment the
+	 * agent shaped: only root's end is the daemon (which loads BPF, so is
+	 * always root), whatever answers elsewhere (a learning flag, an
+	 * approval) is not believed. */
+	{
+		struct ucred uc;
+		socklen_t ul = sizeof(uc);
+
+		if (sbx_in_session(NULL) &&
+		    (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) || uc.uid != 0)) {
+			close(fd);
+			if (err)
+				*err = sbx_asprintf("%s is not the bpfsbx daemon's socket (its end is "
+						    "not root's)", path);
+			return -EPERM;
+		}
+	}
 	line = json_dumps(req, JSON_COMPACT);
 	if (!line) {
 		close(fd);
