@@ -283,11 +283,8 @@ static void find_covers(struct sbx_queue *q, struct sbx_proposal *p, const struc
 		struct sbx_seen s;
 		struct sbx_decision dold, dnew;
 
-		if (!sbx_request_decode(json_incref(rec), false, &r, NULL)) {
-			json_decref(rec);
+		if (!sbx_request_decode(rec, false, &r, NULL))
 			continue;
-		}
-		json_decref(rec);
 		if (r.id && strcmp(r.id, p->id) && req_seen(&r, &s) &&
 		    sbx_seen_decide(&old->c, old->p, &s, &dold) == 0 &&
 		    sbx_seen_decide(&neu->c, neu->p, &s, &dnew) == 0 &&
@@ -313,20 +310,13 @@ int sbx_queue_propose(struct sbx_queue *q, const char *id, struct sbx_proposal *
 	struct pol old = { 0 }, neu = { 0 };
 	struct sbx_decision dn;
 	struct sbx_seen s;
-	json_t *rec = NULL;
 	char *text = NULL, *edited = NULL, *what = NULL, *reason = NULL;
 	size_t len = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (sbx_queue_read(q, SBX_QDIR_PENDING, id, &rec, err))
+	if (sbx_request_read(q, SBX_QDIR_PENDING, id, &r, err))
 		return -1;
-	if (!sbx_request_decode(rec, false, &r, NULL)) {
-		json_decref(rec);
-		sbx_queue_set_err(err, "%s: not a request this version can read", id);
-		return -1;
-	}
-	json_decref(rec);
 	out->id = sbx_strdup(id);
 	if (r.kind == SBX_REQ_COMMAND) {
 		sbx_queue_set_err(err, "%s: a command is approved once, never widened into a rule "
@@ -407,10 +397,6 @@ int sbx_queue_propose(struct sbx_queue *q, const char *id, struct sbx_proposal *
 	}
 	explain_rule(out, &old, &neu, &s, what, &dn);
 	find_covers(q, out, &old, &neu, what);
-	explain(out, "into", "%s (%s.rules)%s; later sessions of the project start with it, "
-		"and the running ones get the objects of the requests it answers",
-		out->file, out->sec == SBX_SEC_FILES ? "files" : "network",
-		out->file_exists ? "" : ", a new file that extends agent-default");
 	rc = 0;
 out:
 	if (rc)

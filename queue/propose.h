@@ -30,8 +30,8 @@ struct sbx_proposal {
 	size_t nitems;
 	char *rule;		/* the items as shown: what the person approves */
 	/* for a person: what it allows ("allows"), what stays refused
-	 * below it ("refused"), the asked access before and after, where it
-	 * is written ("into"); labels are static */
+	 * below it ("refused"), the asked access before and after; labels
+	 * are static */
 	struct sbx_prop_line { const char *label; char *text; } *explain;
 	size_t nexplain;
 	/* the waiting requests of the project it answers, the asked first,

@@ -320,20 +320,20 @@ static void add_lines(struct sbx_render *r, const char *label, const char *s)
 
 void sbx_render_proposal(const struct sbx_proposal *p, struct sbx_render *r)
 {
+	struct sbx_strbuf b = { 0 };
+
 	add_lines(r, "rule", p->rule);
 	for (size_t i = 0; i < p->nexplain; i++)
-		if (strcmp(p->explain[i].label, "into"))
-			add_lines(r, p->explain[i].label, p->explain[i].text);
+		add_lines(r, p->explain[i].label, p->explain[i].text);
 	for (size_t i = 0; i < p->ncovers; i++) {
-		struct sbx_strbuf b = { 0 };
-
 		sbx_sb_printf(&b, "%s  %s", p->covers[i], p->covers_what[i] ?: "");
-		add(r, i ? "" : "answers", b.p ? b.p : "", b.len);
-		free(b.p);
+		add_sb(r, i ? "" : "answers", &b);
 	}
-	for (size_t i = 0; i < p->nexplain; i++)
-		if (!strcmp(p->explain[i].label, "into"))
-			add_str(r, "into", p->explain[i].text);
+	sbx_sb_printf(&b, "%s (%s.rules)%s; later sessions of the project start with it, and the "
+		      "running ones get the objects of the requests it answers", p->file,
+		      p->sec == SBX_SEC_FILES ? "files" : "network",
+		      p->file_exists ? "" : ", a new file that extends agent-default");
+	add_sb(r, "into", &b);
 }
 
 void sbx_render_free(struct sbx_render *r)

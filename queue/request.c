@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* request.c - see request.h */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,4 +388,27 @@ char *sbx_request_what(const struct sbx_request *r)
 		return sbx_asprintf("run: %s", r->command ? r->command : "?");
 	}
 	return sbx_strdup("?");
+}
+
+int sbx_request_read(struct sbx_queue *q, enum sbx_qdir dir, const char *id,
+		     struct sbx_request *out, char **err)
+{
+	json_t *rec = NULL;
+	char *why = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = sbx_queue_read(q, dir, id, &rec, err);
+	if (rc)
+		return rc < 0 ? rc : -EIO;
+	rc = 0;
+	if (!sbx_request_decode(rec, dir == SBX_QDIR_DONE, out, &why)) {
+		memset(out, 0, sizeof(*out));
+		sbx_queue_set_err(err, "%s: not a request this version can read (%s)", id,
+				  why ? why : "?");
+		rc = -EINVAL;
+	}
+	free(why);
+	json_decref(rec);	/* out holds its own reference */
+	return rc;
 }

@@ -106,6 +106,10 @@ int sbx_request_kind(const json_t *rec);
  * false with *why (malloc'd) for people. */
 bool sbx_request_decode(json_t *rec, bool done, struct sbx_request *out, char **why);
 void sbx_request_release(struct sbx_request *r);
+/* Read and decode queue file dir/ID.json: 0, or -errno with *err (a record
+ * that does not decode: -EINVAL, and why). *out is zeroed either way. */
+int sbx_request_read(struct sbx_queue *q, enum sbx_qdir dir, const char *id,
+		     struct sbx_request *out, char **err);
 
 /* The fields of rec as they are, without validation: for what is not (yet)
  * a whole record, such as a connector's ask or a test's fragment. The

@@ -83,7 +83,7 @@ static unsigned prep(struct sbx_feed *f, const char *id, bool approve, const cha
 		     struct sbx_api_decision *d)
 {
 	json_t *out = NULL;
-	unsigned st = sbx_api_prepare(f, id, approve, body, strlen(body), d, &out);
+	unsigned st = sbx_api_prepare(f, id, approve, false, body, strlen(body), d, &out);
 
 	json_decref(out);
 	return st;

@@ -69,15 +69,7 @@ static void print_run(void *arg, const struct sbx_request *req)
 /* The pending request id, decoded as it is read */
 static bool read_pending(struct sbx_queue *q, const char *id, struct sbx_request *req)
 {
-	json_t *rec = NULL;
-	bool ok;
-
-	memset(req, 0, sizeof(*req));
-	ok = sbx_queue_read(q, SBX_QDIR_PENDING, id, &rec, NULL) == 0 &&
-	     sbx_request_decode(rec, false, req, NULL);
-
-	json_decref(rec);	/* req holds its own reference */
-	return ok;
+	return sbx_request_read(q, SBX_QDIR_PENDING, id, req, NULL) == 0;
 }
 
 /* The fields, each line after its label, and the warning if anything was escaped */

@@ -465,8 +465,8 @@ void sbx_api_decision_free(struct sbx_api_decision *d)
 	memset(d, 0, sizeof(*d));
 }
 
-unsigned sbx_api_prepare(struct sbx_feed *f, const char *id, bool approve, const char *body,
-			 size_t len, struct sbx_api_decision *d, json_t **out)
+unsigned sbx_api_prepare(struct sbx_feed *f, const char *id, bool approve, bool rule,
+			 const char *body, size_t len, struct sbx_api_decision *d, json_t **out)
 {
 	enum sbx_qdir state;
 	const char *k;
@@ -498,7 +498,16 @@ unsigned sbx_api_prepare(struct sbx_feed *f, const char *id, bool approve, const
 			}
 			if (json_string_length(v))
 				d->note = sbx_strdup(json_string_value(v));
-		} else if (!strcmp(k, "scope") && approve) {
+		} else if (!strcmp(k, "rule") && rule) {
+			/* the text the person was shown: it must still be the
+			 * proposal when it is written */
+			if (!json_is_string(v)) {
+				*out = sbx_api_error("bad_request", "rule must be the rule's text as "
+						     "GET /api/requests/ID/rule gave it");
+				goto bad;
+			}
+			d->rule = sbx_strdup(json_string_value(v));
+		} else if (!strcmp(k, "scope") && approve && !rule) {
 			if (!json_is_string(v) || sbx_scope_parse(json_string_value(v)) < 0) {
 				*out = sbx_api_error("bad_request", "scope must be once, session or "
 						     "always");
@@ -507,10 +516,16 @@ unsigned sbx_api_prepare(struct sbx_feed *f, const char *id, bool approve, const
 			d->scope = (enum sbx_scope)sbx_scope_parse(json_string_value(v));
 		} else {
 			*out = sbx_api_error("bad_request", "unknown field \"%s\" (%s)", k,
+					     rule ? "rule takes rule and note" :
 					     approve ? "approve takes scope and note" :
 						       "deny takes note");
 			goto bad;
 		}
+	}
+	if (rule && !d->rule) {
+		*out = sbx_api_error("bad_request", "the body is {\"rule\": the rule's text as GET "
+				     "/api/requests/ID/rule gave it, \"note\"?}");
+		goto bad;
 	}
 	json_decref(j);
 	if (locate(f, id, &d->project, &state)) {
@@ -567,40 +582,6 @@ unsigned sbx_api_rule(struct sbx_feed *f, const char *id, json_t **out)
 	sbx_proposal_free(&p);
 	sbx_queue_close(q);
 	return 200;
-}
-
-unsigned sbx_api_prepare_rule(struct sbx_feed *f, const char *id, const char *body, size_t len,
-			      struct sbx_api_decision *d, json_t **out)
-{
-	json_error_t jerr;
-	json_t *j, *rule, *note;
-	unsigned st;
-
-	j = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
-	rule = json_object_get(j, "rule");
-	note = json_object_get(j, "note");
-	if (!json_is_object(j) || !json_is_string(rule) ||
-	    json_object_size(j) != 1u + (note != NULL)) {
-		*out = sbx_api_error("bad_request", "the body is {\"rule\": the rule's text as GET "
-				     "/api/requests/ID/rule gave it, \"note\"?}");
-		json_decref(j);
-		return 400;
-	}
-	{
-		char *text = sbx_strdup(json_string_value(rule)), *rest;
-
-		json_object_del(j, "rule");
-		rest = json_dumps(j, JSON_COMPACT);
-		/* the note, and where ID is, checked as a decision's */
-		st = sbx_api_prepare(f, id, true, rest, rest ? strlen(rest) : 0, d, out);
-		free(rest);
-		if (st == 200)
-			d->rule = text;
-		else
-			free(text);
-	}
-	json_decref(j);
-	return st;
 }
 
 /* The rule the person saw, written, and what it answers approved */

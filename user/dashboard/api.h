@@ -54,12 +54,13 @@ void sbx_api_decision_free(struct sbx_api_decision *d);
 
 /*
  * The body of POST /api/requests/ID/approve ({"scope":"once|session|always",
- * "note"?}) or .../deny ({"note"?}), and where ID is: 200 with *d filled,
+ * "note"?}), .../deny ({"note"?}) or, with rule, .../rule ({"rule": the
+ * text shown, "note"?}), and where ID is: 200 with *d filled,
  * or 400 (not JSON, unknown field, bad scope, not an id), 404 (no project
  * of this dashboard has it), with *out the error.
  */
-unsigned sbx_api_prepare(struct sbx_feed *f, const char *id, bool approve, const char *body,
-			 size_t len, struct sbx_api_decision *d, json_t **out);
+unsigned sbx_api_prepare(struct sbx_feed *f, const char *id, bool approve, bool rule,
+			 const char *body, size_t len, struct sbx_api_decision *d, json_t **out);
 /*
  * Make the decision (blocking: an approved command runs here). 200; 404;
  * 409 when it was decided already or another approver holds it; 400 for
@@ -74,9 +75,6 @@ unsigned sbx_api_decide(const struct sbx_api_decision *d, json_t **out);
  * that bounds "always").
  */
 unsigned sbx_api_rule(struct sbx_feed *f, const char *id, json_t **out);
-/* POST /api/requests/ID/rule {"rule": TEXT, "note"?}: as sbx_api_prepare */
-unsigned sbx_api_prepare_rule(struct sbx_feed *f, const char *id, const char *body, size_t len,
-			      struct sbx_api_decision *d, json_t **out);
 
 /* Text for JSON: invalid UTF-8 bytes become U+FFFD (malloc'd). */
 char *sbx_api_utf8(const char *buf, size_t len);

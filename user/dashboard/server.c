@@ -329,8 +329,7 @@ static enum MHD_Result decide(struct dash *d, struct req *r, const char *id, boo
 	unsigned st;
 	bool busy;
 
-	st = rule ? sbx_api_prepare_rule(d->feed, id, r->body.p, r->body.len, &r->dec, &out) :
-		    sbx_api_prepare(d->feed, id, approve, r->body.p, r->body.len, &r->dec, &out);
+	st = sbx_api_prepare(d->feed, id, approve, rule, r->body.p, r->body.len, &r->dec, &out);
 	if (st != 200)
 		return send_json(r->conn, st, out);
 	r->dec.cmd_timeout_s = d->o->cmd_timeout_s;
