@@ -164,6 +164,15 @@ struct sbx_file_rule {
 	__u32 rule_id[SBX_ACC_MAX];	/* index into the policy's rule table */
 };
 
+/*
+ * sbx_inode_key.dev of a character device's rule by its number: ino is
+ * the device's (the kernel's MKDEV, major << 20 | minor). A device node
+ * made anywhere else is the same device: a container's own /dev/null, a
+ * copy of /dev/mem. Looked up for the object itself only.
+ */
+#define SBX_DEV_CHR		0xffffffffu
+#define SBX_MKDEV(ma, mi)	(((__u64)(ma) << 20) | (mi))
+
 /* Existing object (or anchor directory), named by inode identity. */
 struct sbx_inode_key {
 	__u32 policy_id;
@@ -270,6 +279,9 @@ enum sbx_policy_flags {
 						 * name-rule denies, hard-linked denied files,
 						 * a reload (policy/compile.c, sessions.c) */
 	SBX_PF_ALLOW_PING	= 1u << 11,	/* ICMP echo sockets (destinations unchecked) */
+	SBX_PF_ARMING		= 1u << 12,	/* a container's runtime still sets it up:
+						 * no hook decides until the first exec
+						 * (exec.bpf.c), which is the agent's */
 };
 
 /* AF_NETLINK protocols a session may open unless its policy adds more:

@@ -52,7 +52,7 @@ static __always_inline const struct sbx_dns_resolver *sbx_dns_own(bool *in_sessi
 	__u64 id = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
 
 	*in_session = false;
-	if (!id || !bpf_map_lookup_elem(&sbx_sessions, &id))
+	if (!id || !sbx_session_get(&id))
 		return NULL;
 	*in_session = true;
 	return bpf_map_lookup_elem(&sbx_dns_resolvers, &id);
@@ -248,7 +248,7 @@ static __always_inline int sbx_lo_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	}
 	if (v == SBX_V_ALLOW)
 		return 1;
-	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	s = sbx_session_get(&cgid);
 	if (!s)
 		return 1;
 	sbx_stat_inc(SBX_STAT_CHECKS);
@@ -348,7 +348,7 @@ static __always_inline int sbx_cg_own_dns(struct bpf_sock_addr *ctx, __u16 op)
 	if (op != SBX_OP_SENDMSG)
 		return 1;
 	cgid = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
-	if (!cgid || !bpf_map_lookup_elem(&sbx_sessions, &cgid))
+	if (!cgid || !sbx_session_get(&cgid))
 		return 1;
 	return sbx_cg_mark_owner(ctx, cgid);
 }
@@ -393,7 +393,7 @@ static __always_inline int sbx_cg_addr(struct bpf_sock_addr *ctx, struct sbx_lo 
 			sbx_stat_inc(SBX_STAT_NET_CACHE_HIT);
 	}
 	if (!hit && !(l->op == SBX_OP_CONNECT && sbx_lsm_decided(ctx))) {
-		s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+		s = sbx_session_get(&cgid);
 		if (!s)
 			return 1;
 		/* its first datagram binds an unbound socket: whose port it

@@ -61,11 +61,28 @@ static __always_inline int sbx_check_exec(struct file *file, __u16 op, bool ll)
 	return sbx_check_file_in(s, cgid, mnt, d, bi, false, SBX_ACCBIT(SBX_ACC_EXEC), op);
 }
 
+/*
+ * A container session is adopted while its runtime still prepares it
+ * (SBX_PF_ARMING). The runtime's one exec is of the container's program:
+ * from then on everything in the cgroup is the agent's, and this exec is
+ * already decided by the policy. The flag only ever goes off here; the
+ * daemon's later updates never carry it (user/daemon/containers.c).
+ */
+static __always_inline void sbx_session_arm(void)
+{
+	__u64 id = bpf_get_current_ancestor_cgroup_id(sbx_session_level);
+	struct sbx_session *s = id ? bpf_map_lookup_elem(&sbx_sessions, &id) : NULL;
+
+	if (s && (s->pol.flags & SBX_PF_ARMING))
+		__sync_fetch_and_and(&s->pol.flags, ~SBX_PF_ARMING);
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(sbx_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	if (ret || !sbx_maybe_in_session())
 		return ret;
+	sbx_session_arm();
 	return sbx_check_exec(bprm->file, SBX_OP_EXEC, false);
 }
 

@@ -26,7 +26,7 @@ int sbx_sock_create(struct bpf_sock *ctx)
 
 	if (!cgid)
 		return 1;
-	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	s = sbx_session_get(&cgid);
 	/* SCTP whatever sandbox.sctp says: no cgroup hook sees its
 	 * destinations (connect, connectx, a sendmsg to any peer), and the
 	 * security_sctp_bind_connect twin would need the LSM's socket storage */

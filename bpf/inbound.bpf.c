@@ -96,7 +96,7 @@ static __always_inline int sbx_in_decide(struct bpf_sock_addr *ctx, struct bpf_s
 	if (sbx_current_is_daemon())
 		return 1;
 	sbx_stat_inc(SBX_STAT_CHECKS);
-	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	s = sbx_session_get(&cgid);
 	if (!s)
 		return sbx_in_refuse(NULL, cgid, d, SBX_V_DENY, SBX_RULE_INBOUND);
 	v = sbx_inbound_verdict(s, d->port, &rule);

@@ -713,7 +713,7 @@ static __always_inline int sbx_unix_inbound(struct sock *other)
 	cgid = sbx_sock_session(other);
 	if (!cgid)
 		return 0;
-	s = bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	s = sbx_session_get(&cgid);
 	if (!s)
 		return 0;	/* a cgroup at the session level that is no session */
 	if (sbx_current_is_daemon())
@@ -765,7 +765,7 @@ static __always_inline bool sbx_unix_due(struct sock *other)
 	if (sbx_ll_in_session())
 		return true;
 	cgid = other ? sbx_sock_session(other) : 0;
-	return cgid && bpf_map_lookup_elem(&sbx_sessions, &cgid);
+	return cgid && sbx_session_get(&cgid);
 }
 
 SEC("fentry/security_unix_stream_connect")

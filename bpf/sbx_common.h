@@ -96,6 +96,18 @@ static __always_inline bool sbx_maybe_in_session(void)
 	return bpf_get_current_ancestor_cgroup_id(sbx_session_level - 1) == c->sessions_root;
 }
 
+/* The session of cgroup id, as every hook sees it: a container adopted
+ * at createRuntime is none until the exec that arms it (exec.bpf.c),
+ * while only its runtime runs in it (pivot_root, mounts, capabilities). */
+static __always_inline struct sbx_session *sbx_session_get(__u64 *id)
+{
+	struct sbx_session *s = bpf_map_lookup_elem(&sbx_sessions, id);
+
+	if (s && (s->pol.flags & SBX_PF_ARMING))
+		return NULL;
+	return s;
+}
+
 /* The session of current, without the gate: for hooks that passed
  * sbx_maybe_in_session() already (a missing gate costs time, never a
  * decision: this lookup alone is exact). */
@@ -106,7 +118,7 @@ static __always_inline struct sbx_session *sbx_session_lookup(__u64 *cgid)
 	if (!id)
 		return NULL;
 	*cgid = id;
-	return bpf_map_lookup_elem(&sbx_sessions, &id);
+	return sbx_session_get(&id);
 }
 
 /* The subject check every hook starts with. */

@@ -138,6 +138,18 @@ static __always_inline void sbx_walk_inode(struct sbx_wctx *c, struct dentry *d)
 			w->builtin_rule = SBX_RULE_PROTECTED;
 	}
 
+	/* a character device: its rule by number as well, wherever the
+	 * node is (a container's /dev is its own tmpfs) */
+	if (!w->level && (BPF_CORE_READ(inode, i_mode) & 0170000) == 0020000) {
+		struct sbx_inode_key dk = {
+			.policy_id = w->policy_id, .dev = SBX_DEV_CHR,
+			.ino = BPF_CORE_READ(inode, i_rdev),
+		};
+
+		r = bpf_map_lookup_elem(&sbx_inode_rules, &dk);
+		if (r)
+			sbx_cand(w, r, 0, SBX_RANK_EXACT);
+	}
 	r = bpf_map_lookup_elem(&sbx_inode_rules, &k);
 	if (!r)
 		return;

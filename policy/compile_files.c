@@ -15,7 +15,9 @@
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "policy/compile.h"
 #include "lib/alloc.h"
@@ -363,6 +365,35 @@ static int add_inode(struct cstate *s, uint32_t dev, uint64_t ino, const struct 
 	return 0;
 }
 
+/* A character device's rule also by its number (SBX_DEV_CHR): the same
+ * device through any node of it. No identity stamp: the number is not a
+ * path's (a node made again is the same device). */
+static int add_chr(struct cstate *s, const char *real, const struct sbx_file_rule *r,
+		   const char *label)
+{
+	struct sbx_inode_key k = { .policy_id = s->policy_id, .dev = SBX_DEV_CHR };
+	struct stat st;
+	struct fent *e;
+	char *what;
+
+	if (stat(real, &st) || !S_ISCHR(st.st_mode))
+		return 0;
+	k.ino = SBX_MKDEV(major(st.st_rdev), minor(st.st_rdev));
+	if (asprintf(&what, "%s (device %u:%u)", label, major(st.st_rdev),
+		     minor(st.st_rdev)) < 0) {
+		s->oom = true;
+		return -1;
+	}
+	e = fvec_add(&s->inode, &k, what, false);
+	free(what);
+	if (!e) {
+		s->oom = true;
+		return -1;
+	}
+	e->v = *r;
+	return 0;
+}
+
 static int add_chain(struct cstate *s, uint32_t dev, uint64_t ino, uint64_t hash, uint32_t m,
 		     const struct sbx_file_rule *r, const char *what, const char *anchor_path)
 {
@@ -613,6 +644,7 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 			goto out;
 		}
 		add_inode(s, dev, ino, &r, label, false, real);
+		add_chr(s, real, &r, label);
 		if (strcmp(real, "/")) {
 			/* the name under its parent too: an atomically replaced
 			 * file (new inode) stays covered */

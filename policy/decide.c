@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #define SBX_POLICY_INTERNAL
@@ -35,7 +36,20 @@ struct node {
 	bool has_id;		/* existing: identity known */
 	uint32_t dev;
 	uint64_t ino;
+	bool chr;		/* the object is a character device: rdev, the kernel's */
+	uint64_t rdev;
 };
+
+/* The object's device number, when it is a character device (walk.bpf.c
+ * looks its rule by number up too). */
+static void node_chr(struct node *n, const char *path)
+{
+	struct stat st;
+
+	n->chr = !stat(path, &st) && S_ISCHR(st.st_mode);
+	if (n->chr)
+		n->rdev = SBX_MKDEV(major(st.st_rdev), minor(st.st_rdev));
+}
 
 struct walk {
 	char *buf;		/* storage for names */
@@ -260,6 +274,8 @@ static int walk_build(const char *path, struct walk *w)
 				break;
 			p = e + 1;
 		}
+		if (nn > 1 && tmp[nn - 1].has_id && strlen(real) == strlen(w->buf))
+			node_chr(&tmp[nn - 1], real);
 		/* reverse: level 0 = the object */
 		for (k = 0; k < nn / 2; k++) {
 			struct node t = tmp[k];
@@ -384,6 +400,15 @@ static void decide_walk(const struct sbx_compiled *c, const struct walk *w, enum
 			set_out(out, SBX_V_DENY, SBX_RULE_PSEUDOFS, 0, SBX_RANK_EXACT);
 			return;
 		}
+	}
+	if (w->n && w->nodes[0].chr) {
+		struct sbx_inode_key dk = { .policy_id = h->policy_id, .dev = SBX_DEV_CHR,
+					    .ino = w->nodes[0].rdev };
+		const struct sbx_inode_entry *de =
+			bsearch(&dk, c->inode, c->n_inode, sizeof(*c->inode), cmp_inode_key);
+
+		if (de)
+			consider(&b, 0, SBX_RANK_EXACT, de->v.verdict[acc], de->v.rule_id[acc]);
 	}
 	for (size_t k = 0; k < w->n; k++) {
 		const struct node *nd = &w->nodes[k];
@@ -577,6 +602,8 @@ int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_di
 	if (exists) {
 		e.nodes[0].has_id = !sbx_kident(e.existing, true, &e.nodes[0].dev, &e.nodes[0].ino);
 		e.id_error = !e.nodes[0].has_id;
+		if (e.nodes[0].has_id)
+			node_chr(&e.nodes[0], e.existing);
 	}
 	memcpy(&e.nodes[1], d->w.nodes, d->w.n * sizeof(*e.nodes));
 	decide_range(c, &e, false, 0, SBX_ACC_MAX - 1, out, true);

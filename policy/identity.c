@@ -62,9 +62,10 @@ static pthread_mutex_t mnt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mnt_dev *mnt_tab;
 static size_t mnt_n;
 
-static int mountinfo_reload(void)
+/* *tab, *n: the mounts of the mount namespace that path's mountinfo shows */
+static int mountinfo_read(const char *path, struct mnt_dev **out, size_t *out_n)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	FILE *f = fopen(path, "re");
 	struct mnt_dev *tab = NULL;
 	size_t n = 0, cap = 0;
 	char *line = NULL;
@@ -97,6 +98,19 @@ static int mountinfo_reload(void)
 	}
 	free(line);
 	fclose(f);
+	*out = tab;
+	*out_n = n;
+	return 0;
+}
+
+static int mountinfo_reload(void)
+{
+	struct mnt_dev *tab;
+	size_t n;
+	int err = mountinfo_read("/proc/self/mountinfo", &tab, &n);
+
+	if (err)
+		return err;
 	free(mnt_tab);
 	mnt_tab = tab;
 	mnt_n = n;
@@ -185,7 +199,37 @@ static bool fdinfo_field(const char *l, const char *name, unsigned long long *v)
 	return end != l + n;
 }
 
+/* a mount of another mount namespace, by a process of it: not cached */
+static int mnt_dev_of_pid(int mnt_id, pid_t pid, uint32_t *dev)
+{
+	char path[64];
+	struct mnt_dev *tab;
+	size_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	err = mountinfo_read(path, &tab, &n);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < n; i++)
+		if (tab[i].mnt_id == mnt_id) {
+			*dev = tab[i].dev;
+			err = 0;
+		}
+	free(tab);
+	return err;
+}
+
+static int kident_fdinfo_in(int fd, pid_t pid, uint32_t *dev, uint64_t *ino);
+
 static int kident_fdinfo(int fd, uint32_t *dev, uint64_t *ino)
+{
+	return kident_fdinfo_in(fd, 0, dev, ino);
+}
+
+/* pid: the mount ids are those of pid's mount namespace; 0: ours */
+static int kident_fdinfo_in(int fd, pid_t pid, uint32_t *dev, uint64_t *ino)
 {
 	char path[64], buf[1024];
 	int mnt_id = -1, have_ino = 0;
@@ -216,7 +260,7 @@ static int kident_fdinfo(int fd, uint32_t *dev, uint64_t *ino)
 	 * reliable identity, and guessing would be failing open */
 	if (mnt_id < 0 || !have_ino)
 		return -ENOTSUP;
-	return mnt_dev_of(mnt_id, dev);
+	return pid ? mnt_dev_of_pid(mnt_id, pid, dev) : mnt_dev_of(mnt_id, dev);
 }
 
 int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino)
@@ -274,14 +318,19 @@ static const char *ftype_name(mode_t m)
 	return "unknown";
 }
 
-int sbx_objid_nofollow(const char *path, struct sbx_objid *id)
+/* pid: path is as pid sees it, through its root and its mounts; 0: ours */
+static int objid_nofollow(const char *path, pid_t pid, struct sbx_objid *id)
 {
 	struct stat st;
+	char *in = NULL;
 	int fd, err;
 
+	if (pid && asprintf(&in, "/proc/%d/root%s", (int)pid, path) < 0)
+		return -ENOMEM;
 	/* one descriptor for every fact, so that they are of one object
 	 * even if the name is swapped meanwhile */
-	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(in ? in : path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	free(in);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
@@ -289,7 +338,8 @@ int sbx_objid_nofollow(const char *path, struct sbx_objid *id)
 		close(fd);
 		return err;
 	}
-	err = sbx_kident_fd(fd, &id->dev, &id->ino);
+	err = pid ? kident_fdinfo_in(fd, pid, &id->dev, &id->ino) :
+		    sbx_kident_fd(fd, &id->dev, &id->ino);
 	id->btime[0] = 0;
 	{
 		struct statx sx;
@@ -305,11 +355,16 @@ int sbx_objid_nofollow(const char *path, struct sbx_objid *id)
 	return err;
 }
 
+int sbx_objid_nofollow(const char *path, struct sbx_objid *id)
+{
+	return objid_nofollow(path, 0, id);
+}
+
 /* the reason, and -ESTALE, for sbx_objid_check() */
 #define stale(rc, ...) (*(rc) = -ESTALE, sbx_asprintf(__VA_ARGS__))
 
-int sbx_objid_check(const char *path, bool new_name, uint32_t dev, uint64_t ino,
-		    const char *type, const char *btime, char **why)
+static int objid_check(const char *path, pid_t pid, bool new_name, uint32_t dev,
+		       uint64_t ino, const char *type, const char *btime, char **why)
 {
 	struct sbx_objid id;
 	char *dir = NULL, target[256];
@@ -327,7 +382,7 @@ int sbx_objid_check(const char *path, bool new_name, uint32_t dev, uint64_t ino,
 		dir = strndup(path, (size_t)(name - path > 1 ? name - path - 1 : 1));
 		if (!dir)
 			return -ENOMEM;
-		e = sbx_objid_nofollow(dir, &id);
+		e = objid_nofollow(dir, pid, &id);
 		if (e)
 			*why = stale(&rc, "%s: the directory %s is gone (%s)", path, dir,
 				     strerror(-e));
@@ -336,13 +391,13 @@ int sbx_objid_check(const char *path, bool new_name, uint32_t dev, uint64_t ino,
 				     "(now %s %u:%llu, asked for dir %u:%llu)", path, dir, id.type,
 				     id.dev, (unsigned long long)id.ino, dev,
 				     (unsigned long long)ino);
-		else if (*name && sbx_objid_nofollow(path, &id) == 0 && !strcmp(id.type, "symlink"))
+		else if (*name && objid_nofollow(path, pid, &id) == 0 && !strcmp(id.type, "symlink"))
 			*why = stale(&rc, "%s is now a symbolic link; the request was for a new "
 				     "file of that name", path);
 		free(dir);
 		return rc;
 	}
-	e = sbx_objid_nofollow(path, &id);
+	e = objid_nofollow(path, pid, &id);
 	if (e == -ENOENT || e == -ENOTDIR)
 		return *why = stale(&rc, "%s no longer exists", path), rc;
 	if (e)
@@ -372,6 +427,18 @@ int sbx_objid_check(const char *path, bool new_name, uint32_t dev, uint64_t ino,
 		return -EMLINK;
 	}
 	return 0;
+}
+
+int sbx_objid_check(const char *path, bool new_name, uint32_t dev, uint64_t ino,
+		    const char *type, const char *btime, char **why)
+{
+	return objid_check(path, 0, new_name, dev, ino, type, btime, why);
+}
+
+int sbx_objid_check_in(pid_t pid, const char *path, bool new_name, uint32_t dev,
+		       uint64_t ino, const char *type, const char *btime, char **why)
+{
+	return objid_check(path, pid, new_name, dev, ino, type, btime, why);
 }
 
 char *sbx_path_normalize(const char *path)

@@ -272,6 +272,11 @@ struct sbx_decide_dir *sbx_decide_dir_open(const char *dir);
 void sbx_decide_dir_close(struct sbx_decide_dir *d);
 int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
 			const char *name, struct sbx_decision out[SBX_ACC_MAX]);
+/* The policy's decision at root, put on root's own inode, for a bind
+ * mount of root in a container (graft.c). -EPERM with *why for a root the
+ * policy cannot carry there (inside a .sandbox or a protected directory);
+ * other -errno with *why (malloc'd) when root cannot be decided. */
+int sbx_compiled_graft(struct sbx_compiled *c, const char *root, char **why);
 /* addr: 4 or 16 bytes in network order; port host order; proto 6/17/0 */
 int sbx_decide_net(const struct sbx_compiled *c, int family, const uint8_t *addr,
 		   uint16_t port, uint8_t proto, struct sbx_decision *out);
@@ -357,6 +362,10 @@ int sbx_objid_nofollow(const char *path, struct sbx_objid *id);
  */
 int sbx_objid_check(const char *path, bool new_name, uint32_t dev, uint64_t ino,
 		    const char *type, const char *btime, char **why);
+/* The same for a path as process pid sees it: through its root and the
+ * mounts of its mount namespace (a container's). */
+int sbx_objid_check_in(pid_t pid, const char *path, bool new_name, uint32_t dev,
+		       uint64_t ino, const char *type, const char *btime, char **why);
 
 /* getaddrinfo() into sbx_addr (the default resolver). 0, or -1 with *why. */
 int sbx_resolve_system(const char *host, struct sbx_addr **out, size_t *n, const char **why);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include "lib/alloc.h"
+#include "lib/json.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/names.h"
@@ -321,6 +322,15 @@ int sbx_queue_propose(struct sbx_queue *q, const char *id, struct sbx_proposal *
 	if (r.kind == SBX_REQ_COMMAND) {
 		sbx_queue_set_err(err, "%s: a command is approved once, never widened into a rule "
 				  "(policy suggest lists command rules for review)", id);
+		goto out;
+	}
+	/* its path is the container's view: as a rule of the project's policy
+	 * it would name whatever the host has there */
+	if (r.container && (r.kind == SBX_REQ_FILE || r.kind == SBX_REQ_EXEC ||
+			    r.kind == SBX_REQ_ACCESS_PATH)) {
+		sbx_queue_set_err(err, "%s: the path is as container %s sees it, not the host's, so "
+				  "no rule is offered (approve it, or write a rule for the host path "
+				  "mounted there)", id, sbx_json_str(r.container, "name") ?: "?");
 		goto out;
 	}
 	if (!req_seen(&r, &s)) {

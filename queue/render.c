@@ -245,6 +245,19 @@ void sbx_render_request(const struct sbx_request *req, const char *project, stru
 	add_str(r, "request", req->id);
 	add_str(r, "project", project ? project : req->project);
 	add_str(r, "session", req->session);
+	if (req->container) {
+		/* which container, as its runtime and orchestrator name it: the
+		 * person knows the pod, not the session */
+		const char *pod = sbx_json_str(req->container, "pod");
+		const char *ns = sbx_json_str(req->container, "namespace");
+
+		sbx_sb_printf(&b, "%s (id %.12s", sbx_json_str(req->container, "name") ?: "?",
+			      sbx_json_str(req->container, "id") ?: "?");
+		if (pod || ns)
+			sbx_sb_printf(&b, ", pod %s%s%s", ns ?: "", ns && pod ? "/" : "", pod ?: "");
+		sbx_sb_printf(&b, ")");
+		add_sb(r, "container", &b);
+	}
 	add_str(r, "kind", req->kind_name);
 	if (cmd) {
 		add_str(r, "command", req->command);

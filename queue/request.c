@@ -91,6 +91,8 @@ void sbx_request_view(const json_t *rec, struct sbx_request *r)
 	r->agent_reason = sbx_json_str(rec, "agent_reason");
 	r->notice = sbx_json_str(rec, "notice");
 	r->origin = sbx_json_str(rec, "origin");
+	r->container = json_is_object(json_object_get(rec, "container")) ?
+		json_object_get(rec, "container") : NULL;
 	r->created = when(rec, "created");
 	r->deadline = when(rec, "deadline");
 	r->count = num(rec, "count", 1);
@@ -349,6 +351,7 @@ json_t *sbx_request_encode(const struct sbx_request *r)
 	json_object_set_new(j, "kind", json_string(kind));
 	put_str(j, "session", r->session);
 	put_str(j, "project", r->project);
+	put_copy(j, "container", r->container);
 	put_int(j, "count", r->count >= 1 ? r->count : 1);
 	if (r->process.pid >= 0 || r->process.uid >= 0 || r->process.comm || r->process.exe ||
 	    r->process.cwd || r->process.cmdline)

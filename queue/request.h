@@ -52,6 +52,8 @@ struct sbx_request {
 	const char *session, *project, *agent_reason;
 	const char *notice;		/* the daemon's word to the person (why asked again) */
 	const char *origin;		/* the connector that asked ("hook", "mcp") */
+	const json_t *container;	/* a container session's identity: {id, name,
+					 * pod?, namespace?, ...}, or NULL */
 	time_t created, deadline;
 	long long count;
 	struct {

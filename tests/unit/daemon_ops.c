@@ -9,6 +9,8 @@
 #include <string.h>
 #include "lib/alloc.h"
 #include "lib/fileio.h"
+#include "lib/json.h"
+#include "user/daemon/containers.h"
 #include "user/daemon/journal.h"
 #include "user/daemon/metrics.h"
 #include "tests/unit/unit.h"
@@ -108,4 +110,58 @@ SBX_TEST(daemon_ops, textfile_parses_strictly)
 	free(cmd);
 	free(path);
 	free(text);
+}
+
+/* A container session's identity, from the OCI state's annotations: each
+ * runtime's keys, bpfsbx's own first, and the id when nothing names it. */
+SBX_TEST(daemon_ops, container_identity_from_each_runtimes_annotations)
+{
+	json_t *cri = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}",
+				"io.kubernetes.cri.container-type", "container",
+				"io.kubernetes.cri.container-name", "agent",
+				"io.kubernetes.cri.sandbox-name", "agent-pod-7",
+				"io.kubernetes.cri.sandbox-namespace", "team-a",
+				"io.kubernetes.cri.sandbox-uid", "u-1",
+				"io.kubernetes.cri.image-name", "registry.local/agent:1");
+	json_t *crio = json_pack("{s:s,s:s,s:s}", "io.kubernetes.cri-o.ContainerName", "agent",
+				 "io.kubernetes.pod.name", "p", "io.kubernetes.pod.namespace", "n");
+	json_t *own = json_pack("{s:s,s:s}", "io.bpfsbx.name", "mine",
+				"io.kubernetes.container.name", "theirs");
+	json_t *pause = json_pack("{s:s}", "io.kubernetes.cri-o.ContainerType", "sandbox");
+	json_t *i;
+
+	i = sbx_container_identity("0123456789abcdef0123", "/run/b", cri);
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "id"), "0123456789abcdef0123");
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "name"), "agent");
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "pod"), "agent-pod-7");
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "namespace"), "team-a");
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "pod_uid"), "u-1");
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "image"), "registry.local/agent:1");
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "bundle"), "/run/b");
+	CU_ASSERT_FALSE(sbx_container_is_sandbox(cri));
+	json_decref(i);
+
+	i = sbx_container_identity("x", NULL, crio);
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "name"), "agent");
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "pod"), "p");
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "namespace"), "n");
+	CU_ASSERT_PTR_NULL(json_object_get(i, "bundle"));
+	json_decref(i);
+
+	i = sbx_container_identity("x", NULL, own);
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "name"), "mine");
+	json_decref(i);
+
+	/* plain runc: the id's first twelve, as docker and podman show it */
+	i = sbx_container_identity("0123456789abcdef0123", NULL, NULL);
+	CU_ASSERT_STRING_EQUAL(sbx_json_str(i, "name"), "0123456789ab");
+	CU_ASSERT_PTR_NULL(json_object_get(i, "pod"));
+	json_decref(i);
+
+	CU_ASSERT_TRUE(sbx_container_is_sandbox(pause));
+	CU_ASSERT_FALSE(sbx_container_is_sandbox(NULL));
+	json_decref(cri);
+	json_decref(crio);
+	json_decref(own);
+	json_decref(pause);
 }

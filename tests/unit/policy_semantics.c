@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
@@ -608,5 +609,106 @@ SBX_TEST(policy_semantics, hard_links_scanned_unless_told_not_to)
 	free(y);
 	free(k);
 	free(k2);
+	fix_end(&f);
+}
+
+/* The inode entry of path in c, or NULL. */
+static const struct sbx_inode_entry *entry_of(const struct sbx_compiled *c, const char *path)
+{
+	uint32_t dev;
+	uint64_t ino;
+
+	if (sbx_kident(path, true, &dev, &ino))
+		return NULL;
+	for (size_t i = 0; i < c->n_inode; i++)
+		if (c->inode[i].k.dev == dev && c->inode[i].k.ino == ino &&
+		    c->inode[i].k.policy_id == c->hdr.policy_id)
+			return &c->inode[i];
+	return NULL;
+}
+
+/*
+ * A container's bind mount is entered at its root, from the container's
+ * side (policy/graft.c): the root carries what the host decides there,
+ * for every access its own rules leave open, the default included; host
+ * decisions do not move; a mount inside .sandbox is refused.
+ */
+SBX_TEST(policy_semantics, a_graft_carries_the_host_decision_onto_a_mount_root)
+{
+	struct fix f;
+	char *why = NULL, *sub, *pub, *sb;
+	const struct sbx_inode_entry *e;
+
+	fix_start(&f);
+	touch(&f, "secret/sub/key");
+	touch(&f, "secret/public/readme");
+	touch(&f, ".sandbox/escalations/done/x");
+	CU_ASSERT_FATAL(fix_compile(&f,
+		"    - {path: \"${PROJECT}/secret/\", access: read, verdict: deny, reason: secrets}\n"
+		"    - {path: \"${PROJECT}/secret/public\", access: read, verdict: allow, reason: p}\n"
+		"    - {path: \"${PROJECT}\", access: write, verdict: allow, reason: workspace}\n"));
+	sub = pt_path("%s/secret/sub", f.proj);
+	pub = pt_path("%s/secret/public", f.proj);
+	sb = pt_path("%s/.sandbox/escalations", f.proj);
+	CU_ASSERT_PTR_NULL(entry_of(&f.c, sub));
+	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, sub, &why), 0);
+	e = entry_of(&f.c, sub);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	CU_ASSERT_EQUAL(e->v.verdict[R], SBX_V_DENY);	/* secret/'s, from above */
+	CU_ASSERT_EQUAL(e->v.verdict[W], SBX_V_ALLOW);	/* the project's */
+	CU_ASSERT_EQUAL(e->v.verdict[X], SBX_V_ALLOW);	/* the default, said */
+	CU_ASSERT_STRING_EQUAL(sbx_policy_rule(f.p, e->v.rule_id[R])->pattern,
+			       "${PROJECT}/secret/");
+	/* an object of its own rule keeps it, and gets the rest */
+	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, pub, &why), 0);
+	e = entry_of(&f.c, pub);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	CU_ASSERT_EQUAL(e->v.verdict[R], SBX_V_ALLOW);
+	CU_ASSERT_EQUAL(e->v.verdict[W], SBX_V_ALLOW);
+	/* still sorted: every host decision as before */
+	for (size_t i = 1; i < f.c.n_inode; i++)
+		CU_ASSERT(memcmp(&f.c.inode[i - 1].k, &f.c.inode[i].k, sizeof(f.c.inode[i].k)) < 0);
+	CU_ASSERT_EQUAL(pv(&f, "secret/sub/key", R), SBX_V_DENY);
+	CU_ASSERT_EQUAL(pv(&f, "secret/public/readme", R), SBX_V_ALLOW);
+	CU_ASSERT_EQUAL(pv(&f, "secret/sub/key", W), SBX_V_ALLOW);
+	/* the queue cannot be mounted into a session */
+	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, sb, &why), -EPERM);
+	CU_ASSERT_PTR_NOT_NULL(why && strstr(why, ".sandbox"));
+	free(why);
+	why = NULL;
+	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, "/nonexistent/x", &why), -ENOENT);
+	free(why);
+	free(sub);
+	free(pub);
+	free(sb);
+	fix_end(&f);
+}
+
+/* A character device's rule holds for any node of the device: the
+ * container's /dev/null is its runtime's mknod, not the host's inode. */
+SBX_TEST(policy_semantics, a_device_rule_holds_for_every_node_of_the_device)
+{
+	struct fix f;
+	struct sbx_decision d;
+
+	fix_start(&f);
+	CU_ASSERT_FATAL(fix_compile(&f,
+		"    - {path: /dev/null, access: write, verdict: allow, reason: null}\n"));
+	CU_ASSERT_EQUAL(pt_verdict(&f.c, "/dev/null", W), SBX_V_ALLOW);
+	CU_ASSERT_EQUAL(pt_verdict(&f.c, "/dev/zero", W), SBX_V_DENY);
+	{
+		char *node = pt_path("%s/null-copy", f.proj);
+
+		if (mknod(node, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+			CU_ASSERT_EQUAL(sbx_decide_path(&f.c, node, W, &d), 0);
+			CU_ASSERT_EQUAL(d.verdict, SBX_V_ALLOW);
+			CU_ASSERT_EQUAL(d.level, 0);
+			unlink(node);
+		} else {
+			/* no CAP_MKNOD here: the kernel suite makes the node */
+			CU_ASSERT_EQUAL(errno, EPERM);
+		}
+		free(node);
+	}
 	fix_end(&f);
 }

@@ -159,7 +159,10 @@ int policy_read_events(const struct popts *o, const char *path, FILE *f, struct 
 				 * have refused is a refusal for the patch */
 				if (e.verdict == SBX_V_DENY || e.verdict == SBX_V_ASK || e.would) {
 					r->refused += e.count;
-					if (e.kind == SBX_EVREC_OTHER)
+					/* a container's paths are its own view, which a
+					 * rule of the host's policy would not name */
+					if (e.kind == SBX_EVREC_OTHER ||
+					    (json_object_get(j, "container") && e.path))
 						r->other += e.count;
 					else
 						add_seen(r, &e);
@@ -426,7 +429,7 @@ int policy_suggest(const struct popts *given)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fprintf(stderr, "bpfsbx policy: %zu rules for %zu accesses; %zu protected, %zu denied by "
 		"the policy's own rules, %zu unnameable, %zu allowed by now; %llu events of other "
-		"kinds (no rule opens them); %.0f ms\n", out.rules, out.covered, out.protected_n,
+		"kinds or of a container's paths (no rule opens them); %.0f ms\n", out.rules, out.covered, out.protected_n,
 		out.kept, out.unexpressible, out.already, (unsigned long long)r.other,
 		(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	sbx_suggestion_free(&out);

@@ -20,6 +20,7 @@
 #include "lib/log.h"
 #include "user/control/control_client.h"
 #include "user/daemon/attach.h"
+#include "user/daemon/containers.h"
 #include "user/daemon/control_ops.h"
 #include "user/daemon/machine_live.h"
 #include "user/daemon/notice.h"
@@ -133,6 +134,8 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		json_object_set_new(o, "tier", json_string(s->tier ? s->tier : "?"));
 		if (s->learn)
 			json_object_set_new(o, "learning", json_true());
+		if (s->container)
+			json_object_set(o, "container", s->container);
 
 		json_object_set_new(o, "dns", sbx_resolver_status(s));
 		json_object_set_new(o, "names", learned_rows(s, NULL));
@@ -165,6 +168,12 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 				json_pack("{s:n,s:b}", "session", "learning", 0));
 		return r;
 	}
+}
+
+static json_t *op_adopt(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json_t *req)
+{
+	(void)c;
+	return sbx_container_adopt(d, req);
 }
 
 static json_t *op_run(struct sbx_daemon *d, const struct sbx_ctl_caller *c, json_t *req)
@@ -343,6 +352,14 @@ static const struct sbx_ctl_arg run_args[] = {
 	{ NULL }
 };
 
+static const struct sbx_ctl_arg adopt_args[] = {
+	{ "state", SBX_ARG_OBJECT, true, "the container's OCI state as its runtime gave the "
+	  "hook on stdin at createRuntime: `id`, `pid` (the host's), `bundle`, `annotations`" },
+	{ "project", SBX_ARG_STRING, true, "the project directory whose policy and queue the "
+	  "session has; its owner is the session's user" },
+	{ NULL }
+};
+
 static const struct sbx_ctl_arg submit_args[] = {
 	{ "request", SBX_ARG_OBJECT, false, "`kind` (`command` or `access`), `object` and "
 	  "optionally `agent_reason` of a request (docs/QUEUE.md); the daemon fills in the "
@@ -373,7 +390,7 @@ static const struct sbx_ctl_op ops[] = {
 	{ "status", op_status, SBX_CTL_ANYONE, no_args,
 	  "the daemon's sessions and the kernel's counters",
 	  "`{\"ok\":true,\"daemon_pid\",\"sessions\":[{name,cgid,uid,project,policy,policy_id,"
-	  "grants,rules,populated,tier,learning?}],\"stats\":{...},\"pins\",\"embedded\","
+	  "grants,rules,populated,tier,learning?,container?}],\"stats\":{...},\"pins\",\"embedded\","
 	  "\"once_ttl_s\",\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\","
 	  "\"sinks\":{journal,syslog,otlp},\"machine\":{dir,generation,read_at,error?},"
 	  "\"caller\"?:{session,learning}}`; caller: from inside a session, the session the "
@@ -396,6 +413,13 @@ static const struct sbx_ctl_op ops[] = {
 	  "seccomp) before it runs anything; kernel_decides: the daemon's programs decide writes "
 	  "and asks in the kernel, and its plan lets Landlock grant them; learning: the session "
 	  "records instead of enforcing (`learn`), which a client that asked for it checks" },
+	{ "adopt", op_adopt, SBX_CTL_ROOT | SBX_CTL_OUTSIDE, adopt_args,
+	  "make a container a session: its cgroup, made by its runtime directly below "
+	  "<cgroup2>/bpfsbx, becomes the session's (`bpfsbx oci-hook`, docs/CONTAINERS.md)",
+	  "`{\"ok\":true,\"session\",\"cgid\",\"container\":{id,name,pod?,namespace?,"
+	  "pod_uid?,image?,bundle?}}` once the session's kernel entry exists; `{\"ok\":true,"
+	  "\"skipped\"}` for a pod's sandbox container; the session decides from the "
+	  "container's first exec on" },
 	{ "submit", op_submit, SBX_CTL_INSIDE, submit_args,
 	  "a connector's request, written into the caller's session queue; or, with "
 	  "`record`, a record appended to the session's audit log",

@@ -356,6 +356,7 @@ static void event_request(const struct sbx_session_rt *s, const struct sbx_event
 	r->process.cmdline = json_is_array(st->cmdline) ? st->cmdline : NULL;
 
 	r->session = s->name;
+	r->container = s->container;
 	r->project = s->project;
 	rule_fill(s, e->rule_id, e->verdict, r);
 	if (r->kind != SBX_REQ_NET)
@@ -653,6 +654,7 @@ int sbx_events_handle(void *ctx, void *data, size_t size)
 
 	sbx_evrec_init(&r, "kernel", &ts);
 	r.session = s ? s->name : NULL;
+	r.container = s ? s->container : NULL;
 	r.project = s ? s->project : NULL;
 	r.pid = e->pid;
 	r.tid = e->tid;
@@ -740,6 +742,7 @@ int sbx_submit_for(struct sbx_session_rt *s, pid_t pid, struct sbx_request *r, c
 		rc = sbx_grant_ident_of_access(r, &st.ident, &st.path, err);
 	if (rc == 0) {
 		r->session = s->name;
+		r->container = s->container;
 		r->project = s->project;
 		r->process.uid = s->uid;
 		proc_fill(&st, pid, r);
@@ -764,6 +767,7 @@ static void fold_summary(struct sbx_daemon *d, struct fold_slot *f)
 	object = sbx_event_object(&f->ev);
 	sbx_evrec_init(&r, "kernel_repeats", &ts);
 	r.session = s ? s->name : NULL;
+	r.container = s ? s->container : NULL;
 	r.project = s ? s->project : NULL;
 	r.pid = f->last_pid;
 	r.uid = f->ev.uid;
@@ -803,6 +807,7 @@ static void dns_line(struct sbx_daemon *d, struct sbx_session_rt *s, const char 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	sbx_evrec_init(&r, repeats ? "dns_repeats" : "dns", &ts);
 	r.session = s->name;
+	r.container = s->container;
 	r.project = s->project;
 	r.operation = "dns";
 	r.object = object;
@@ -844,6 +849,7 @@ static void escalate_host(struct sbx_session_rt *s, const char *name, uint32_t r
 	sbx_request_init(&r, SBX_REQ_HOST);
 	r.host = name;
 	r.session = s->name;
+	r.container = s->container;
 	r.project = s->project;
 	r.process.uid = s->uid;
 	if (pid > 0)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "lib/alloc.h"
 #include "lib/clock.h"
+#include "lib/json.h"
 #include "user/daemon/evrec.h"
 
 const char *sbx_evrec_host(void)
@@ -52,6 +53,8 @@ json_t *sbx_evrec_json(const struct sbx_evrec *r)
 	sbx_rfc3339(when, sizeof(when), &r->ts, 3);
 	json_object_set_new(o, "time", json_string(when));
 	json_object_set_new(o, "session", r->session ? json_string(r->session) : json_null());
+	if (r->container)
+		json_object_set_new(o, "container", json_deep_copy(r->container));
 	put_int(o, "pid", r->pid);
 	put_int(o, "tid", r->tid);
 	put_int(o, "uid", r->uid);
@@ -79,15 +82,21 @@ json_t *sbx_evrec_json(const struct sbx_evrec *r)
 char *sbx_evrec_message(const struct sbx_evrec *r)
 {
 	const char *v = r->verdict ? r->verdict : "?", *op = r->operation ? r->operation : "?";
-	const char *obj = r->object ? r->object : "?", *s = r->session ? r->session : "none";
+	const char *obj = r->object ? r->object : "?";
 	const char *reason = r->rule.rule.reason;
-	char *learning = NULL, *msg;
+	char *learning = NULL, *msg, *s;
 
 	if (r->rule.rule.would) {
 		/* "audit (learning: would deny) open_read ..." */
 		learning = sbx_asprintf("%s (learning: would %s)", v, r->rule.rule.would);
 		v = learning;
 	}
+	/* "session S" or "session S, container NAME": who, as people know it */
+	if (r->container && sbx_json_str(r->container, "name"))
+		s = sbx_asprintf("%s, container %s", r->session ? r->session : "none",
+				 sbx_json_str(r->container, "name"));
+	else
+		s = sbx_strdup(r->session ? r->session : "none");
 	if (r->repeats)
 		msg = sbx_asprintf("%s %s %s, repeated %llu more times (session %s)", v, op, obj,
 				   (unsigned long long)r->repeats, s);
@@ -95,6 +104,7 @@ char *sbx_evrec_message(const struct sbx_evrec *r)
 		msg = sbx_asprintf("%s %s %s (session %s)%s%s", v, op, obj, s, reason ? ": " : "",
 				   reason ? reason : "");
 	free(learning);
+	free(s);
 	return msg;
 }
 

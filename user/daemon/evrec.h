@@ -18,6 +18,7 @@ struct sbx_evrec {
 	const char *kind;	/* "kernel", "kernel_repeats", "dns", "dns_repeats" */
 	struct timespec ts;	/* wall clock */
 	const char *session, *project;	/* NULL: outside every known session */
+	const json_t *container;	/* a container session's identity, or NULL */
 	const char *user;	/* the session's user by name (sinks.c fills it) */
 	const char *tier;	/* the tier that decided: its reach differs (sinks.c) */
 	long long pid, tid, uid;	/* -1: not known */

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include "lib/alloc.h"
 #include "lib/clock.h"
+#include "lib/fileio.h"
 #include "lib/log.h"
 #include "lib/names.h"
 #include "policy/policy.h"
@@ -154,6 +155,25 @@ static int net_key(const char *addr, int port, struct sbx_grant_key *k)
 	return 0;
 }
 
+/*
+ * A process of a container session, whose root and mounts its paths are
+ * seen through (events name what its process saw), or 0 and *why.
+ */
+static pid_t container_pid(const struct sbx_session_rt *s, char **why)
+{
+	char *p = sbx_asprintf("%s/cgroup.procs", s->cgroup_path), *buf = NULL;
+	long pid = 0;
+
+	if (sbx_read_file(p, 1 << 16, &buf, NULL) == 0)
+		pid = strtol(buf, NULL, 10);
+	if (pid <= 0)
+		*why = sbx_asprintf("container %s has no process left to see its files through",
+				    sbx_json_str(s->container, "name") ?: "?");
+	free(p);
+	free(buf);
+	return pid > 0 ? (pid_t)pid : 0;
+}
+
 int sbx_grant_keys(const struct sbx_session_rt *s, const struct sbx_grant_obj *o,
 		   struct sbx_grant_key **keys, size_t *n, char **why)
 {
@@ -188,7 +208,19 @@ int sbx_grant_keys(const struct sbx_session_rt *s, const struct sbx_grant_obj *o
 		}
 		/* the object the person saw, never resolved again: granted only
 		 * while the path leads there without a final symlink */
-		rc = sbx_objid_check(o->path, o->new_name, o->dev, o->ino, o->ftype, o->btime, why);
+		if (s->container) {
+			/* the same object, seen as the container sees it; the
+			 * key itself is the identity the kernel recorded */
+			pid_t pid = container_pid(s, why);
+
+			if (!pid)
+				return -ESTALE;
+			rc = sbx_objid_check_in(pid, o->path, o->new_name, o->dev, o->ino,
+						o->ftype, o->btime, why);
+		} else {
+			rc = sbx_objid_check(o->path, o->new_name, o->dev, o->ino, o->ftype,
+					     o->btime, why);
+		}
 		if (rc)
 			return rc;
 		k.kind = o->new_name ? SBX_GK_NAME : SBX_GK_INODE;
@@ -223,6 +255,13 @@ int sbx_session_push_hdr(struct sbx_daemon *d, struct sbx_session_rt *s)
 		v.pol.flags |= SBX_PF_HAS_GRANTS;
 	else
 		v.pol.flags &= ~SBX_PF_HAS_GRANTS;
+	/* only while the daemon adopts a container, before its reply lets the
+	 * runtime go on: once the exec has armed it, no later update of
+	 * ours may disarm it (bpf/exec.bpf.c) */
+	if (s->arming)
+		v.pol.flags |= SBX_PF_ARMING;
+	else
+		v.pol.flags &= ~SBX_PF_ARMING;
 	if (bpf_map_update_elem(d->k.sessions, &s->cgid, &v, BPF_ANY))
 		return -errno;
 	sbx_net_changed(&d->k);	/* its network default may be another */

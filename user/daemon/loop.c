@@ -378,6 +378,40 @@ static ssize_t recv_with_fds(struct conn *c, char *buf, size_t len)
 	return n;
 }
 
+
+/*
+ * Is pid inside a session, and which one? A cgroup below bpfsbx/ counts
+ * as inside (and so does one that cannot be read: fail closed), unless the
+ * kernel confines nothing there: a container's cgroup that no hook
+ * adopted, or podman's conmon next to it, get from the kernel what every
+ * process outside gets, and may ask what they may ask (oci-hook's adopt).
+ * The session is found by its cgroup's id: a container's cgroup is named
+ * by its runtime, not after the session.
+ */
+static bool caller_in_session(struct sbx_daemon *d, pid_t pid, struct sbx_session_rt **s)
+{
+	char name[256], *p;
+	struct sbx_session kv;
+	struct stat st;
+	bool in;
+
+	*s = NULL;
+	name[0] = 0;
+	in = sbx_pid_in_session(pid, name, sizeof(name));
+	if (!in || !name[0])
+		return in;
+	p = sbx_asprintf("%s/" SBX_CGROUP_DIR_NAME "/%s", d->cg_root, name);
+	if (stat(p, &st) == 0) {
+		uint64_t cgid = st.st_ino;
+
+		*s = sbx_session_by_cgid(d, cgid);
+		if (!*s && bpf_map_lookup_elem(d->k.sessions, &cgid, &kv) && errno == ENOENT)
+			in = false;
+	}
+	free(p);
+	return in;
+}
+
 static void conn_readable(struct sbx_daemon *d, struct conn *c)
 {
 	json_error_t jerr;
@@ -421,13 +455,11 @@ static void conn_readable(struct sbx_daemon *d, struct conn *c)
 	} else {
 		struct sbx_ctl_caller who = { .pid = c->pid, .uid = c->uid, .gid = c->gid,
 					      .passed_fd = c->passed_fd };
-		char name[128];
 
 		/* inside if either the kernel's record at connect or the pid
 		 * now says so: a descriptor inherited into a session, or one
 		 * connected from a session and passed out, both count */
-		who.in_session = sbx_pid_in_session(c->pid, name, sizeof(name));
-		who.session = who.in_session ? sbx_session_find(d, name) : NULL;
+		who.in_session = caller_in_session(d, c->pid, &who.session);
 		if (c->session_cgid) {
 			who.in_session = true;
 			who.session = sbx_session_by_cgid(d, c->session_cgid);

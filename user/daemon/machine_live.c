@@ -182,7 +182,7 @@ static int apply_all(struct sbx_daemon *d, size_t *n_landlock, char **why)
 	 * beside the one in force */
 	for (s = d->sessions, i = 0; s && !rc; s = s->next, i++) {
 		rc = sbx_policy_obtain(d, s->uid, s->gid, s->home, s->project, s->policy_path,
-				       s->learn, SBX_OBTAIN_LIVE, &u[i], &err);
+				       s->learn, s->grafts, SBX_OBTAIN_LIVE, &u[i], &err);
 		if (rc)
 			*why = sbx_asprintf("session %s (%s): %s%s%s", s->name, s->policy_path,
 					    err ? err : strerror(-rc), first_error(u[i].diags) ?

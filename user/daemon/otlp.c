@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/json.h"
 #include "lib/alloc.h"
 #include "lib/dynload.h"
 #include "lib/fileio.h"
@@ -327,6 +328,17 @@ json_t *sbx_otlp_request(const struct sbx_evrec *r, const char *host)
 	attr_str(res, "user.name", r->user);
 	attr_str(res, "bpfsbx.project", r->project);
 	attr_str(res, "bpfsbx.session", r->session);
+	if (r->container) {
+		/* OpenTelemetry's semantic conventions for containers and k8s */
+		attr_str(res, "container.id", sbx_json_str(r->container, "id"));
+		attr_str(res, "container.name", sbx_json_str(r->container, "name"));
+		attr_str(res, "container.image.name", sbx_json_str(r->container, "image"));
+		attr_str(res, "k8s.pod.name", sbx_json_str(r->container, "pod"));
+		attr_str(res, "k8s.pod.uid", sbx_json_str(r->container, "pod_uid"));
+		attr_str(res, "k8s.namespace.name", sbx_json_str(r->container, "namespace"));
+		if (sbx_json_str(r->container, "pod"))
+			attr_str(res, "k8s.container.name", sbx_json_str(r->container, "name"));
+	}
 
 	attr_str(at, "bpfsbx.event", r->kind);
 	attr_str(at, "bpfsbx.verdict", r->verdict);

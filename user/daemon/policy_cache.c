@@ -477,7 +477,8 @@ static void hand_out(const struct sbx_pcache *e, struct sbx_policy_use *u)
 
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
 		      const char *project, const char *policy_path, bool learn,
-		      enum sbx_obtain how, struct sbx_policy_use *u, char **err)
+		      char *const *grafts, enum sbx_obtain how, struct sbx_policy_use *u,
+		      char **err)
 {
 	struct sbx_compiled_rt c = {};
 	struct sbx_pcache *e;
@@ -490,11 +491,12 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	/* read before anything is looked at: a link made during the compile
 	 * or the checks below moves it, and the next session looks again */
 	have_epoch = link_epoch(d, &epoch);
-	for (e = how != SBX_OBTAIN_KEPT ? NULL : d->pcache; e; e = e->next) {
+	/* a container's mounts make the compile its own (graft.c) */
+	for (e = how != SBX_OBTAIN_KEPT || grafts ? NULL : d->pcache; e; e = e->next) {
 		bool links_quiet = have_epoch && e->link_epoch_ok && e->link_epoch == epoch;
 		bool quiet;
 
-		if (e->live || e->learn != learn || e->uid != uid || e->gid != gid ||
+		if (e->live || e->grafted || e->learn != learn || e->uid != uid || e->gid != gid ||
 		    strcmp(e->home, home) ||
 		    strcmp(e->project, project) || strcmp(e->policy_path, policy_path))
 			continue;
@@ -512,6 +514,15 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	}
 	rc = sbx_policy_compile_as(uid, gid, home, project, policy_path, d->next_policy_id++,
 				   how == SBX_OBTAIN_LIVE, learn, &c, err);
+	for (char *const *g = grafts; !rc && g && *g; g++) {
+		char *why = NULL;
+
+		rc = sbx_compiled_graft(&c.c, *g, &why);
+		if (rc) {
+			*err = sbx_asprintf("the container's mount %s", why ? why : *g);
+			free(why);
+		}
+	}
 	if (!rc)
 		rc = sbx_policy_apply(d, &c.c, err);
 	if (rc) {
@@ -542,6 +553,7 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	e->link_epoch = epoch;
 	e->link_epoch_ok = have_epoch;
 	e->live = how == SBX_OBTAIN_LIVE;
+	e->grafted = grafts != NULL;
 	e->learn = learn;
 	dir_ident(project, &e->project_dev, &e->project_ino);
 	dir_ident(home, &e->home_dev, &e->home_ino);

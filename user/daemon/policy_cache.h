@@ -34,6 +34,8 @@ struct sbx_pcache {
 	bool live;			/* compiled under SBX_OBTAIN_LIVE: never handed
 					 * to a new session */
 	bool learn;			/* for run --learn (sbx_policy_learn) */
+	bool grafted;			/* a container's, with its mounts' grafts:
+					 * never handed to another session */
 	struct sbx_pcache *next;
 };
 
@@ -68,10 +70,12 @@ enum sbx_obtain {
 				 * floor (sbx_policy_env.floor_live) */
 };
 /* A policy for these parameters in the kernel: a recent identical one, or
- * compiled and applied now (learn: as run --learn has it). */
+ * compiled and applied now (learn: as run --learn has it; grafts: the host
+ * paths a container has bind-mounted, NULL-terminated, policy/graft.c). */
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
 		      const char *project, const char *policy_path, bool learn,
-		      enum sbx_obtain how, struct sbx_policy_use *u, char **err);
+		      char *const *grafts, enum sbx_obtain how, struct sbx_policy_use *u,
+		      char **err);
 void sbx_policy_use_free(struct sbx_policy_use *u);
 /* s takes u's tables and header (u keeps only its diagnostics). */
 void sbx_policy_take(struct sbx_session_rt *s, struct sbx_policy_use *u);

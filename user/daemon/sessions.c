@@ -180,9 +180,18 @@ static void phase_done(struct sbx_daemon *d, enum sbx_start_phase i, uint64_t *t
 	*t = now;
 }
 
+/* A container's cgroup, made by its runtime, that becomes the session's
+ * (containers.c); NULL: run's own, made here and the caller moved in. */
+struct adopt {
+	const char *cgroup;
+	json_t *identity;
+	char *const *grafts;	/* its bind mounts' host paths (policy/graft.c) */
+};
+
 static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 			  const char *policy_path, const char *project, const char *home,
-			  bool learn, struct sbx_session_rt **out, char **err, json_t **diags)
+			  bool learn, const struct adopt *ad, struct sbx_session_rt **out,
+			  char **err, json_t **diags)
 {
 	struct sbx_session_rt *s = sbx_calloc(1, sizeof(*s));
 	struct sbx_policy_use u = {};
@@ -197,7 +206,7 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 
 	*out = NULL;
 	memset(d->start_ns, 0, sizeof(d->start_ns));
-	if (sbx_pid_in_session(pid, cur, sizeof(cur))) {
+	if (!ad && sbx_pid_in_session(pid, cur, sizeof(cur))) {
 		*err = sbx_asprintf("process %d is already in session %s: sessions cannot be "
 				    "nested or left", (int)pid, cur);
 		free(s);
@@ -226,13 +235,20 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	s->tier = sbx_tier_name(d->k.tier);
 	s->landlock_abi = d->k.landlock_abi;
 	s->learn = learn;
+	if (ad) {
+		s->container = json_incref(ad->identity);
+		s->grafts = sbx_strv_dup(ad->grafts);
+		/* the runtime still sets the container up: the entry arms at
+		 * its exec (bpf/exec.bpf.c), never by a later update of ours */
+		s->arming = true;
+	}
 	s->serial = d->next_serial++;
 	s->events_wd = s->done_wd = -1;
 	session_name(s->name, sizeof(s->name));
 	phase_done(d, SBX_SP_CHECKS, &t);
 
 	rc = sbx_policy_obtain(d, uid, gid, s->home, s->project, policy_path, learn,
-			       SBX_OBTAIN_KEPT, &u, err);
+			       s->grafts, SBX_OBTAIN_KEPT, &u, err);
 	if (diags)
 		*diags = json_incref(u.diags);
 	if (rc) {
@@ -247,19 +263,29 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	if (rc)
 		goto fail;
 	base = sbx_asprintf("%s/" SBX_CGROUP_DIR_NAME, d->cg_root);
-	s->cgroup_path = sbx_asprintf("%s/%s", base, s->name);
-	if (mkdir(s->cgroup_path, 0755)) {
-		rc = -errno;
-		*err = sbx_asprintf("creating %s: %s", s->cgroup_path, strerror(-rc));
-		goto fail;
+	if (ad) {
+		s->cgroup_path = sbx_strdup(ad->cgroup);
+	} else {
+		s->cgroup_path = sbx_asprintf("%s/%s", base, s->name);
+		if (mkdir(s->cgroup_path, 0755)) {
+			rc = -errno;
+			*err = sbx_asprintf("creating %s: %s", s->cgroup_path, strerror(-rc));
+			goto fail;
+		}
+		made_cg = true;
 	}
-	made_cg = true;
 	if (stat(s->cgroup_path, &st)) {
 		rc = -errno;
 		*err = sbx_asprintf("%s: %s", s->cgroup_path, strerror(-rc));
 		goto fail;
 	}
 	s->cgid = st.st_ino;	/* cgroup2: the directory's inode is the cgroup id */
+	if (ad && sbx_session_by_cgid(d, s->cgid)) {
+		rc = -EEXIST;
+		*err = sbx_asprintf("%s is session %s already", s->cgroup_path,
+				    sbx_session_by_cgid(d, s->cgid)->name);
+		goto fail;
+	}
 	phase_done(d, SBX_SP_CGROUP, &t);
 
 	/* the session's entry before the caller can be in its cgroup */
@@ -274,14 +300,14 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	sbx_protect_sync(d);
 	phase_done(d, SBX_SP_KERNEL, &t);
 
-	{
+	if (!ad) {
 		/* where a start that fails after the move puts the caller back */
 		char *cg = sbx_pid_cgroup(pid);
 
 		back = cg ? sbx_asprintf("%s%s", d->cg_root, cg) : NULL;
 		free(cg);
+		migrate_start(&m, s->cgroup_path, pid);
 	}
-	migrate_start(&m, s->cgroup_path, pid);
 	s->queue = sbx_queue_open(s->project, SBX_Q_CREATE, uid, gid, err);
 	if (!s->queue) {
 		rc = -EIO;
@@ -334,19 +360,23 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 
 		if (learn)
 			json_object_set_new(rec, "learn", json_true());
-
+		if (s->container)
+			json_object_set(rec, "container", s->container);
 		sbx_daemon_audit(s, rec);
 		json_decref(rec);
 	}
 	phase_done(d, SBX_SP_RECORDS, &t);
 	free(base);
+	/* every update of the entry while adopting is made: from here on none
+	 * carries the arming flag (grants.c) */
+	s->arming = false;
 	*out = s;
 	return 0;
 unmove:
 	/* a step after the move began failed: the caller goes back where it
 	 * was before the entry goes (it stays confined until then), or, if
 	 * it cannot, it does not go on at all */
-	if (!migrate_join(&m) && (!back || write_procs(back, pid))) {
+	if (!ad && !migrate_join(&m) && (!back || write_procs(back, pid))) {
 		sbx_warn("session %s: a failed start could not move pid %d back: killed it",
 			 s->name, (int)pid);
 		kill(pid, SIGKILL);
@@ -380,9 +410,10 @@ fail:
  * its policy taken from the cache, before every hook runs again and what
  * the hooks missed while detached is forgotten.
  */
-int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
-		       const char *policy_path, const char *project, const char *home,
-		       bool learn, struct sbx_session_rt **out, char **err, json_t **diags)
+static int create_linked(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
+			 const char *policy_path, const char *project, const char *home,
+			 bool learn, const struct adopt *ad, struct sbx_session_rt **out,
+			 char **err, json_t **diags)
 {
 	char *aerr = NULL;
 	int rc;
@@ -404,9 +435,29 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		free(aerr);
 		return rc;
 	}
-	rc = session_create(d, pid, uid, gid, policy_path, project, home, learn, out, err, diags);
+	rc = session_create(d, pid, uid, gid, policy_path, project, home, learn, ad, out, err,
+			    diags);
 	sbx_attach_session_done(d);
 	return rc;
+}
+
+int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
+		       const char *policy_path, const char *project, const char *home,
+		       bool learn, struct sbx_session_rt **out, char **err, json_t **diags)
+{
+	return create_linked(d, pid, uid, gid, policy_path, project, home, learn, NULL, out, err,
+			     diags);
+}
+
+int sbx_session_create_adopted(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
+			       const char *policy_path, const char *project, const char *cgroup,
+			       json_t *identity, char *const *grafts, struct sbx_session_rt **out,
+			       char **err, json_t **diags)
+{
+	struct adopt ad = { .cgroup = cgroup, .identity = identity, .grafts = grafts };
+
+	return create_linked(d, pid, uid, gid, policy_path, project, NULL, false, &ad, out, err,
+			     diags);
 }
 
 int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s, const char *policy_path,
@@ -418,7 +469,7 @@ int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s, const cha
 
 	/* fresh: a reload is asked for because something changed */
 	rc = sbx_policy_obtain(d, s->uid, s->gid, s->home, s->project, policy_path, s->learn,
-			       SBX_OBTAIN_FRESH, &u, err);
+			       s->grafts, SBX_OBTAIN_FRESH, &u, err);
 	if (diags)
 		*diags = json_incref(u.diags);
 	if (rc) {

@@ -82,15 +82,6 @@ const struct sbx_rule_row *sbx_session_rule(const struct sbx_session_rt *s, uint
 	return NULL;
 }
 
-struct sbx_session_rt *sbx_session_of_pid(struct sbx_daemon *d, pid_t pid)
-{
-	char name[128];
-
-	if (!sbx_pid_in_session(pid, name, sizeof(name)))
-		return NULL;
-	return sbx_session_find(d, name);
-}
-
 void sbx_rule_rows_free(struct sbx_rule_row *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -147,6 +138,8 @@ void sbx_session_free(struct sbx_session_rt *s)
 	json_decref(s->names_json);
 	sbx_compiled_free(&s->names);
 	json_decref(s->approval);
+	json_decref(s->container);
+	sbx_strv_free(s->grafts);
 	for (size_t i = 0; i < s->n_name_grants; i++) {
 		free(s->name_grants[i].name);
 		free(s->name_grants[i].request);
@@ -335,6 +328,15 @@ int sbx_state_save(struct sbx_session_rt *s)
 	json_object_set_new(j, "landlock_abi", json_integer(s->landlock_abi));
 	if (s->learn)
 		json_object_set_new(j, "learn", json_true());
+	if (s->container)
+		json_object_set(j, "container", s->container);
+	if (s->grafts) {
+		json_t *g = json_array();
+
+		for (size_t i = 0; s->grafts[i]; i++)
+			json_array_append_new(g, json_string(s->grafts[i]));
+		json_object_set_new(j, "grafts", g);
+	}
 	json_object_set_new(j, "hdr", hex_blob(&s->hdr, sizeof(s->hdr)));
 	if (!shared)
 		policy_part(j, s);	/* the policy's file could not be written */
@@ -424,6 +426,16 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 								  : SBX_TIER_BPF_LSM);
 	s->landlock_abi = json_integer_value(json_object_get(j, "landlock_abi"));
 	s->learn = json_is_true(json_object_get(j, "learn"));
+	if (json_is_object(json_object_get(j, "container")))
+		s->container = json_incref(json_object_get(j, "container"));
+	if (json_is_array(json_object_get(j, "grafts"))) {
+		json_t *g = json_object_get(j, "grafts");
+
+		s->grafts = sbx_calloc(json_array_size(g) + 1, sizeof(*s->grafts));
+		for (size_t gi = 0, n = 0; gi < json_array_size(g); gi++)
+			if (json_is_string(json_array_get(g, gi)))
+				s->grafts[n++] = sbx_strdup(json_string_value(json_array_get(g, gi)));
+	}
 	if (!s->name[0] || !s->cgid || !unhex_blob(json_object_get(j, "hdr"), &s->hdr,
 						   sizeof(s->hdr))) {
 		json_decref(j);

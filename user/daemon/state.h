@@ -123,6 +123,15 @@ struct sbx_session_rt {
 	/* run --learn: the policy's denies and asks are recorded, not
 	 * enforced, except the protected set (policy/learn.c) */
 	bool learn;
+	/* a container adopted by its runtime's OCI hook (containers.c): its
+	 * identity {id, name, runtime, bundle, pod?, namespace?, ...}, which
+	 * events, requests and status carry; NULL for run's sessions */
+	json_t *container;
+	/* its bind mounts' and root's host paths, NULL-terminated, grafted
+	 * into every compile of its policy (policy/graft.c); NULL: none */
+	char **grafts;
+	/* while adopting: the kernel entry says SBX_PF_ARMING (bpfsbx.h) */
+	bool arming;
 	struct sbx_policy_hdr hdr;
 	struct sbx_rule_table *rules;	/* shared with the policy cache; NULL: none */
 	struct sbx_protect_key *protect;
@@ -227,8 +236,6 @@ struct sbx_daemon {
 struct sbx_session_rt *sbx_session_find(struct sbx_daemon *d, const char *name);
 struct sbx_session_rt *sbx_session_by_cgid(struct sbx_daemon *d, uint64_t cgid);
 const struct sbx_rule_row *sbx_session_rule(const struct sbx_session_rt *s, uint32_t id);
-/* The session the process pid is in, if the daemon knows it. */
-struct sbx_session_rt *sbx_session_of_pid(struct sbx_daemon *d, pid_t pid);
 void sbx_session_free(struct sbx_session_rt *s);
 void sbx_rule_rows_free(struct sbx_rule_row *r, size_t n);
 /* remember that this daemon issued request id for s */

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "lib/json.h"
 #include "lib/alloc.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -166,6 +167,10 @@ char *sbx_syslog_format(const struct sbx_evrec *r, const char *host, int procid)
 		      procid, r->kind);
 	param(&b, "session", r->session);
 	param(&b, "project", r->project);
+	param(&b, "container", sbx_json_str(r->container, "name"));
+	param(&b, "container_id", sbx_json_str(r->container, "id"));
+	param(&b, "pod", sbx_json_str(r->container, "pod"));
+	param(&b, "namespace", sbx_json_str(r->container, "namespace"));
 	param(&b, "user", r->user);
 	param_num(&b, "uid", r->uid);
 	param_num(&b, "pid", r->pid);

@@ -1,0 +1,211 @@
+# Containers as sessions (issue 35): real runc and crun run a container
+# on a root filesystem built here (static busybox, sbxtest, and the
+# host's libraries read-only), with `bpfsbx oci-hook` as its createRuntime
+# hook and its cgroup directly below <cgroup2>/bpfsbx. The container is a
+# session from its first exec: judged by what its own processes get.
+
+CTR=/tmp/ctr		# the guest's /tmp is its own tmpfs
+# /share inside: the test's go-files and the container's output, in the
+# project, where the session may write
+SHARE=$PROJ/ctr-share
+
+# bundle DIR ID [JQ-FILTER]: a bundle of id ID whose process runs
+# /share/DIR.sh, with the hook, the project annotation, the test user's
+# ~/.ssh and ~/.aws mounted at root's in the container, and the host's
+# network (a container of its own network has no route out here)
+bundle() {
+	local d=$CTR/$1 id=$2 extra=${3:-.}
+	rm -rf "$d"
+	mkdir -p "$d"/rootfs/{bin,proc,dev,sys,tmp,etc,root,share,lib,lib64,usr,sbx} $SHARE
+	cp /bin/busybox "$d/rootfs/bin/"
+	for a in sh cat echo sleep ls test; do ln -s busybox "$d/rootfs/bin/$a"; done
+	cp "$SBXT" "$d/rootfs/bin/sbxtest"
+	cp "$ROOT/build/dnsq" "$d/rootfs/bin/dnsq"
+	(cd "$d" && runc spec)
+	jq --arg id "$id" --arg sbx "$SBX" --arg proj "$PROJ" --arg share $SHARE \
+	   --arg home $THOME --arg s "/share/$1.sh" '
+	 .process.terminal = false | .root.readonly = true
+	 | .process.args = ["/bin/sh", $s]
+	 | .linux.cgroupsPath = "/bpfsbx/" + $id
+	 | .linux.namespaces |= map(select(.type != "network"))
+	 | .annotations = {"io.bpfsbx.project": $proj, "io.bpfsbx.name": ("agent-" + $id),
+			   "io.kubernetes.pod.namespace": "team-a"}
+	 | .mounts += [
+	     {"destination": "/share", "type": "bind", "source": $share, "options": ["rbind", "rw"]},
+	     {"destination": "/root/.ssh", "type": "bind", "source": ($home + "/.ssh"), "options": ["rbind", "ro"]},
+	     {"destination": "/root/.aws", "type": "bind", "source": ($home + "/.aws"), "options": ["rbind", "ro"]},
+	     {"destination": "/keys", "type": "bind", "source": ($home + "/.ssh/deploy"), "options": ["rbind", "ro"]},
+	     {"destination": "/lib", "type": "bind", "source": "/lib", "options": ["rbind", "ro"]},
+	     {"destination": "/lib64", "type": "bind", "source": "/lib64", "options": ["rbind", "ro"]},
+	     {"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]}]
+	 | .hooks = {"createRuntime": [{"path": $sbx, "args": ["bpfsbx", "oci-hook", "createRuntime"],
+				       "timeout": 60}]}
+	 | '"$extra" "$d/config.json" >"$d/config.new"
+	mv "$d/config.new" "$d/config.json"
+}
+
+ctr_fixtures() {
+	rm -rf $SHARE $PROJ/.sandbox/policy.yaml
+	mkdir -p $THOME/.aws $THOME/.ssh/deploy $SHARE
+	echo "DEPLOY-KEY" >$THOME/.ssh/deploy/notes
+	chmod 777 $SHARE	# the container's root has no CAP_DAC_OVERRIDE
+	echo "AWS-SECRET" >$THOME/.aws/credentials
+	chown -R $TUSER:$TUSER $THOME/.aws $THOME/.ssh
+}
+
+# the session of container ID in `status --json`, as "NAME CONTAINER-NAME"
+ctr_session() {
+	"$SBX" status --json | python3 -S -c '
+import json, sys
+for s in json.load(sys.stdin)["sessions"]:
+    c = s.get("container") or {}
+    if c.get("id") == sys.argv[1]:
+        print(s["name"], c.get("name"), c.get("namespace"))' "$1"
+}
+
+test_a_runc_container_is_a_session_from_its_first_exec() {
+	command -v runc >/dev/null || skip "runc is not installed (make deps)"
+	[ $TIER = bpf-lsm ] || skip "container sessions need the bpf-lsm tier (the hook's refusal: a test below)"
+	ctr_fixtures
+	bundle c1 c1
+	cat >$SHARE/c1.sh <<'EOF'
+sbxtest open /root/.ssh/id_rsa >/share/key.out 2>&1
+sbxtest open /keys/notes >/share/deploy.out 2>&1
+echo x >/dev/null && echo ok >/share/devnull.out
+echo x >/tmp/x 2>/share/rootfs.out || echo refused >>/share/rootfs.out
+sbxtest open /root/.aws/credentials >/share/aws1.out 2>&1
+echo asked >/share/asked
+while [ ! -e /share/go ]; do sleep 0.1; done
+# the daemon applies the decision once it sees it: an agent retries
+for i in $(seq 50); do
+	sbxtest open /root/.aws/credentials >/share/aws2.out 2>&1 && break
+	sleep 0.1
+done
+echo done >/share/done
+EOF
+	(cd $CTR/c1 && runc run c1 >/tmp/ctr-c1.out 2>&1) &
+	local ctr=$! watcher id sess
+	wait_for test -e $SHARE/asked || { sleep 10; test -e $SHARE/asked; } ||
+		fail "the container did not get to its ask: $(cat /tmp/ctr-c1.out)"
+	# the person's approver, in line mode, as the project's owner (the
+	# queue is there since the session started)
+	rm -f /tmp/ctr-watch.in /tmp/ctr-watch.out
+	mkfifo /tmp/ctr-watch.in
+	chmod 666 /tmp/ctr-watch.in
+	as_user sh -c "$SBX watch $PROJ </tmp/ctr-watch.in >/tmp/ctr-watch.out 2>&1" &
+	watcher=$!
+	exec 7>/tmp/ctr-watch.in
+	grep -qx "ERR EPERM" $SHARE/key.out || fail "the key read in the container: $(cat $SHARE/key.out)"
+	grep -qx "ERR EPERM" $SHARE/aws1.out || fail "the asked read before approval: $(cat $SHARE/aws1.out)"
+	# a subdirectory of ~/.ssh mounted alone: the rule on ~/.ssh/ is not on
+	# the way up from inside, its graft on the mount's root is
+	grep -qx "ERR EPERM" $SHARE/deploy.out || fail "a mounted subdirectory of ~/.ssh: $(cat $SHARE/deploy.out)"
+	# the container's own /dev/null is the host's device: writable
+	grep -qx ok $SHARE/devnull.out || fail "writing /dev/null in the container"
+	# its root filesystem is read-only (root.readonly), whatever the policy says
+	grep -q "refused" $SHARE/rootfs.out || fail "the read-only root: $(cat $SHARE/rootfs.out)"
+	# the path as the container sees it, and which container
+	event verdict=deny object=/root/.ssh/id_rsa container.id=c1 container.name=agent-c1
+	event verdict=deny object=/keys/notes rule.pattern="~/.ssh/" container.id=c1
+	# a session like any other, that says which container it is
+	sess=$(ctr_session c1)
+	[ "${sess#* }" = "agent-c1 team-a" ] || fail "status: '$sess'"
+	[ "$(cat /sys/fs/cgroup/bpfsbx/c1/cgroup.procs | wc -l)" -ge 1 ] || fail "no process in /bpfsbx/c1"
+	# the ask reached the person's watch, with the container named
+	wait_for grep -q '"container"' /tmp/ctr-watch.out || fail "watch saw no request: $(cat /tmp/ctr-watch.out)"
+	id=$(one_pending)
+	[ "$(qfield pending $id container.name)" = agent-c1 ] || fail "the request names no container"
+	[ "$(qfield pending $id session)" = "${sess%% *}" ] || fail "the request's session"
+	echo "approve $id once" >&7
+	wait_for grep -q '"ok":true' /tmp/ctr-watch.out || fail "watch did not approve: $(cat /tmp/ctr-watch.out)"
+	touch $SHARE/go
+	wait $ctr || fail "runc run: $(cat /tmp/ctr-c1.out)"
+	grep -qx "OK" $SHARE/aws2.out || fail "the approved retry: $(cat $SHARE/aws2.out)"
+	echo quit >&7
+	exec 7>&-
+	wait $watcher || true
+	# its cgroup emptied: the session ended with it
+	wait_for sh -c "[ -z \"\$($(declare -f ctr_session); ctr_session c1)\" ]" ||
+		fail "the container's session outlived it"
+	runc delete c1 2>/dev/null || true
+}
+
+test_runc_exec_into_a_container_is_confined_and_an_unhooked_one_is_not() {
+	command -v runc >/dev/null || skip "runc is not installed (make deps)"
+	[ $TIER = bpf-lsm ] || skip "container sessions need the bpf-lsm tier"
+	ctr_fixtures
+	bundle c2 c2
+	echo 'echo up >/share/up; while [ ! -e /share/stop ]; do sleep 0.1; done' >$SHARE/c2.sh
+	(cd $CTR/c2 && runc run -d c2 >/tmp/ctr-c2.out 2>&1 </dev/null) ||
+		fail "runc run -d: $(cat /tmp/ctr-c2.out)"
+	wait_for test -e $SHARE/up || fail "the container did not start"
+	expect "ERR EPERM" runc exec c2 sbxtest open /root/.ssh/id_rsa
+	event verdict=deny object=/root/.ssh/id_rsa container.id=c2
+	touch $SHARE/stop
+	wait_for sh -c '! runc state c2 | grep -q running' || true
+	runc delete -f c2 2>/dev/null || true
+	# without the hook, a container under /bpfsbx is no session: the kernel
+	# leaves it alone (what every process outside a session gets)
+	bundle c3 c3 'del(.hooks)'
+	echo 'sbxtest open /root/.ssh/id_rsa' >$SHARE/c3.sh
+	(cd $CTR/c3 && runc run c3 >/tmp/ctr-c3.out 2>&1) || fail "runc run c3: $(cat /tmp/ctr-c3.out)"
+	grep -qx "OK" /tmp/ctr-c3.out || fail "an unhooked container: $(cat /tmp/ctr-c3.out)"
+	runc delete c3 2>/dev/null || true
+}
+
+test_crun_container_network_follows_host_rules_by_name() {
+	command -v crun >/dev/null || skip "crun is not installed (make deps)"
+	[ $TIER = bpf-lsm ] || skip "container sessions need the bpf-lsm tier"
+	. "$ROOT/tests/kernel/t_dns.sh"
+	dns_up
+	serve 10.99.0.1
+	serve 10.99.0.2
+	ctr_fixtures
+	mkdir -p $PROJ/.sandbox
+	cp $POL/dns.yaml $PROJ/.sandbox/policy.yaml
+	chown -R $TUSER:$TUSER $PROJ/.sandbox
+	bundle c4 c4
+	cat >$SHARE/c4.sh <<'EOF'
+sbxtest connect 4 10.99.0.2 8080 >/share/before.out 2>&1
+dnsq ok.test A 10.0.0.1 >/share/q.out 2>&1
+sbxtest connect 4 10.99.0.1 8080 >/share/after.out 2>&1
+dnsq denied.test A 10.0.0.1 >/share/denied.out 2>&1
+EOF
+	(cd $CTR/c4 && crun run c4 >/tmp/ctr-c4.out 2>&1) || fail "crun run: $(cat /tmp/ctr-c4.out)"
+	# an address no name gave is the policy's default (ask): refused
+	grep -qx "ERR EPERM" $SHARE/before.out || fail "connect before a lookup: $(cat $SHARE/before.out)"
+	grep -q "^NOERROR 10.99.0.1$" $SHARE/q.out || fail "the lookup: $(cat $SHARE/q.out)"
+	grep -qx "OK" $SHARE/after.out || fail "connect to the looked-up name: $(cat $SHARE/after.out)"
+	grep -q "^NXDOMAIN" $SHARE/denied.out || fail "a denied name: $(cat $SHARE/denied.out)"
+	event operation=dns name=denied.test verdict=deny container.id=c4
+	crun delete c4 2>/dev/null || true
+}
+
+test_a_container_that_cannot_be_adopted_does_not_start() {
+	command -v runc >/dev/null || skip "runc is not installed (make deps)"
+	ctr_fixtures
+	echo 'echo RAN; sbxtest open /root/.ssh/id_rsa' >$SHARE/c5.sh
+	if [ $TIER = bpf-lsm ]; then
+		# a cgroup outside <cgroup2>/bpfsbx: refused with where it must be
+		bundle c5 c5 '.linux.cgroupsPath = "/elsewhere/c5"'
+		! (cd $CTR/c5 && runc run c5 >/tmp/ctr-c5.out 2>&1) || fail "a container outside /bpfsbx ran"
+		grep -q "not directly below" /tmp/ctr-c5.out || fail "the reason: $(cat /tmp/ctr-c5.out)"
+	else
+		# the landlock tier: a runtime does not confine the container
+		bundle c5 c5
+		! (cd $CTR/c5 && runc run c5 >/tmp/ctr-c5.out 2>&1) || fail "the container ran unconfined"
+		grep -q "need the bpf-lsm tier" /tmp/ctr-c5.out || fail "the reason: $(cat /tmp/ctr-c5.out)"
+	fi
+	! grep -q RAN /tmp/ctr-c5.out || fail "the container's program ran"
+	runc delete -f c5 2>/dev/null || true
+	# no daemon: the hook fails, so does the container, and nothing is left
+	daemon_stop
+	bundle c6 c6
+	echo 'echo RAN' >$SHARE/c6.sh
+	! (cd $CTR/c6 && runc run c6 >/tmp/ctr-c6.out 2>&1) || fail "a container ran with no daemon"
+	daemon_start
+	grep -q "oci-hook: container c6" /tmp/ctr-c6.out || fail "the hook's word: $(cat /tmp/ctr-c6.out)"
+	! grep -q RAN /tmp/ctr-c6.out || fail "the container's program ran"
+	[ ! -e /sys/fs/cgroup/bpfsbx/c6 ] || fail "the refused container's cgroup is left"
+	runc delete -f c6 2>/dev/null || true
+}

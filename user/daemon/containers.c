@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * containers.c - a container becomes a session: its runtime's OCI hook
+ * (`bpfsbx oci-hook`, at createRuntime) sends the container's state, and
+ * the container's own cgroup becomes the session's.
+ *
+ * The runtime has put the container's init into its cgroup and waits for
+ * every createRuntime hook before it lets the init go on, so nothing of
+ * the container has run yet. The hook is believed for nothing but which
+ * process to look at: the daemon reads that process's cgroup itself, with
+ * a pidfd held so that the pid cannot be another process's by then. The
+ * reply comes after the session's kernel entry exists; the hook fails, and
+ * with it the container, on anything else.
+ *
+ * The entry arms at the container's first exec (SBX_PF_ARMING,
+ * bpf/exec.bpf.c): until then only the runtime runs there, and it needs
+ * what no session may do (pivot_root, mounts, capabilities).
+ *
+ * The cgroup must be directly below <cgroup2>/bpfsbx, where the kernel's
+ * one-compare gate for processes outside every session looks
+ * (bpf/sbx_common.h): a container elsewhere is refused, so that no
+ * session needs the gate widened.
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "lib/alloc.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/shipped.h"
+#include "user/daemon/containers.h"
+#include "user/daemon/control_ops.h"
+#include "user/daemon/sessions.h"
+
+/* The first annotation of keys that is set and not empty, or NULL. */
+static const char *annotation(const json_t *ann, const char *const *keys)
+{
+	for (; *keys; keys++) {
+		const char *v = sbx_json_str(ann, *keys);
+
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
+/* Where each field of the identity comes from, in order: bpfsbx's own
+ * annotations, then containerd's CRI annotations, CRI-O's and kubelet's
+ * (docs/CONTAINERS.md). */
+static const char *const name_keys[] = {
+	"io.bpfsbx.name", "io.kubernetes.cri.container-name", "io.kubernetes.container.name",
+	"io.kubernetes.cri-o.ContainerName", "nerdctl/name", NULL };
+static const char *const pod_keys[] = {
+	"io.kubernetes.cri.sandbox-name", "io.kubernetes.pod.name",
+	"io.kubernetes.cri-o.SandboxName", NULL };
+static const char *const ns_keys[] = {
+	"io.kubernetes.cri.sandbox-namespace", "io.kubernetes.pod.namespace",
+	"io.kubernetes.cri-o.Namespace", NULL };
+static const char *const uid_keys[] = {
+	"io.kubernetes.cri.sandbox-uid", "io.kubernetes.pod.uid", NULL };
+static const char *const image_keys[] = {
+	"io.kubernetes.cri.image-name", "io.kubernetes.cri-o.ImageName",
+	"org.opencontainers.image.ref.name", NULL };
+static const char *const type_keys[] = {
+	"io.kubernetes.cri.container-type", "io.kubernetes.cri-o.ContainerType", NULL };
+
+json_t *sbx_container_identity(const char *id, const char *bundle, const json_t *ann)
+{
+	const char *name = annotation(ann, name_keys);
+	const char *pod = annotation(ann, pod_keys), *ns = annotation(ann, ns_keys);
+	const char *uid = annotation(ann, uid_keys), *image = annotation(ann, image_keys);
+	json_t *o = json_pack("{s:s}", "id", id);
+	char shortid[13];
+
+	if (!name) {
+		snprintf(shortid, sizeof(shortid), "%s", id);
+		name = shortid;
+	}
+	json_object_set_new(o, "name", json_string(name));
+	if (pod)
+		json_object_set_new(o, "pod", json_string(pod));
+	if (ns)
+		json_object_set_new(o, "namespace", json_string(ns));
+	if (uid)
+		json_object_set_new(o, "pod_uid", json_string(uid));
+	if (image)
+		json_object_set_new(o, "image", json_string(image));
+	if (bundle)
+		json_object_set_new(o, "bundle", json_string(bundle));
+	return o;
+}
+
+bool sbx_container_is_sandbox(const json_t *ann)
+{
+	const char *t = annotation(ann, type_keys);
+
+	return t && !strcmp(t, "sandbox");
+}
+
+/* runc's rule for a container id (libcontainer: ^[\w+-\.]+$) */
+static bool id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (!n || n > 1024 || !strcmp(id, ".") || !strcmp(id, ".."))
+		return false;
+	for (const char *p = id; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("_+-.", *p)))
+			return false;
+	return true;
+}
+
+/*
+ * The cgroup pid is in, as a path below the daemon's cgroup2 mount, if it
+ * is directly below bpfsbx's directory; NULL and *err otherwise. pidfd
+ * was opened before: the process it names is still alive after the read,
+ * so the file read was that process's.
+ */
+static char *container_cgroup(struct sbx_daemon *d, pid_t pid, int pidfd, char **err)
+{
+	static const char prefix[] = "/" SBX_CGROUP_DIR_NAME "/";
+	char *cg = sbx_pid_cgroup(pid), *name;
+
+	if (!cg) {
+		*err = sbx_asprintf("the container's process %d: cannot read its cgroup", (int)pid);
+		return NULL;
+	}
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0)) {
+		*err = sbx_asprintf("the container's process %d exited while it was adopted",
+				    (int)pid);
+		free(cg);
+		return NULL;
+	}
+	name = cg + sizeof(prefix) - 1;
+	if (strncmp(cg, prefix, sizeof(prefix) - 1) || !*name || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, "..")) {
+		*err = sbx_asprintf("the container's cgroup %s is not directly below %s/%s, where "
+				    "sessions are: give runc or crun \"cgroupsPath\": \"/%s/ID\" in "
+				    "config.json, or podman --cgroup-manager=cgroupfs "
+				    "--cgroup-parent=/%s (docs/CONTAINERS.md)", cg, d->cg_root,
+				    SBX_CGROUP_DIR_NAME, SBX_CGROUP_DIR_NAME, SBX_CGROUP_DIR_NAME);
+		free(cg);
+		return NULL;
+	}
+	name = sbx_asprintf("%s%s", d->cg_root, cg);
+	free(cg);
+	return name;
+}
+
+/* Does a config.json mount bind a host path? */
+static bool is_bind(const json_t *m)
+{
+	const char *type = sbx_json_str(m, "type");
+	const json_t *o;
+	size_t i;
+
+	if (type && !strcmp(type, "bind"))
+		return true;
+	json_array_foreach(json_object_get(m, "options"), i, o)
+		if (json_is_string(o) && (!strcmp(json_string_value(o), "bind") ||
+					  !strcmp(json_string_value(o), "rbind")))
+			return true;
+	return false;
+}
+
+static char *bundle_path(const char *bundle, const char *p)
+{
+	return p[0] == '/' ? sbx_strdup(p) : sbx_asprintf("%s/%s", bundle, p);
+}
+
+/*
+ * The host paths the container sees its files through, from its
+ * config.json: its root filesystem and every bind mount's source. The
+ * kernel's walk enters each at its root from inside, so each carries the
+ * policy's decision there (policy/graft.c). NULL-terminated; NULL and
+ * *err when the configuration cannot be read: a container whose mounts
+ * are not known is not started.
+ */
+static char **container_grafts(const char *bundle, char **err)
+{
+	char *path, *text = NULL;
+	json_t *cfg, *m;
+	json_error_t je;
+	char **v;
+	size_t n = 0, i;
+	int rc;
+
+	if (!bundle || bundle[0] != '/') {
+		*err = sbx_strdup("the state names no bundle (an absolute path), so the "
+				  "container's mounts are not known");
+		return NULL;
+	}
+	path = sbx_asprintf("%s/config.json", bundle);
+	rc = sbx_read_file(path, 16u << 20, &text, NULL);
+	if (rc) {
+		*err = sbx_asprintf("reading %s: %s", path, strerror(-rc));
+		free(path);
+		return NULL;
+	}
+	cfg = json_loads(text, 0, &je);
+	free(text);
+	if (!json_is_object(cfg) || !json_is_string(json_object_get(json_object_get(cfg, "root"),
+								 "path"))) {
+		*err = sbx_asprintf("%s:%d:%d: %s", path, je.line, je.column,
+				    cfg ? "no root.path" : je.text);
+		json_decref(cfg);
+		free(path);
+		return NULL;
+	}
+	free(path);
+	v = sbx_calloc(json_array_size(json_object_get(cfg, "mounts")) + 2, sizeof(*v));
+	v[n++] = bundle_path(bundle, sbx_json_str(json_object_get(cfg, "root"), "path"));
+	json_array_foreach(json_object_get(cfg, "mounts"), i, m)
+		if (is_bind(m) && sbx_json_str(m, "source"))
+			v[n++] = bundle_path(bundle, sbx_json_str(m, "source"));
+	json_decref(cfg);
+	return v;
+}
+
+/* The project's policy, as `run` picks it: its own, else agent-default. */
+static char *project_policy(const char *project)
+{
+	char *p = sbx_asprintf("%s/.sandbox/policy.yaml", project);
+	struct stat st;
+
+	if (stat(p, &st) == 0)
+		return p;
+	free(p);
+	return sbx_shipped_policy("agent-default", NULL, NULL);
+}
+
+json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
+{
+	const json_t *state = json_object_get(req, "state"), *ann;
+	const char *id = sbx_json_str(state, "id"), *bundle = sbx_json_str(state, "bundle");
+	const char *project = sbx_json_str(req, "project");
+	json_t *pidj = json_object_get(state, "pid"), *identity, *diags = NULL, *r;
+	struct sbx_session_rt *s;
+	char *cgroup, *policy, *err = NULL, **grafts;
+	struct passwd *pw;
+	struct stat st;
+	int pidfd, rc;
+	pid_t pid;
+
+	ann = json_is_object(json_object_get(state, "annotations")) ?
+		json_object_get(state, "annotations") : NULL;
+	if (!id || !id_valid(id))
+		return sbx_ctl_error("adopt: \"state.id\" is not a container id");
+	if (!json_is_integer(pidj) || json_integer_value(pidj) <= 1 ||
+	    json_integer_value(pidj) > 0x3fffffff)
+		return sbx_ctl_error("adopt: container %s: \"state.pid\" is not a process of the "
+				     "host (the hook must run at createRuntime or prestart)", id);
+	if (sbx_container_is_sandbox(ann))
+		return json_pack("{s:b,s:s}", "ok", 1, "skipped",
+				 "a pod's sandbox (pause) container runs no agent");
+	/* the landlock tier confines a session from within: `run` restricts
+	 * itself before it runs the command, which no runtime does */
+	if (d->k.tier != SBX_TIER_BPF_LSM)
+		return sbx_ctl_error("adopt: container %s: container sessions need the bpf-lsm tier, "
+				     "and this kernel has the %s tier (a session there confines "
+				     "itself in `bpfsbx run`, which a container runtime does not); "
+				     "'bpfsbx doctor' names the lsm= line that brings it",
+				     id, sbx_tier_name(d->k.tier));
+	if (!project || project[0] != '/' || stat(project, &st) || !S_ISDIR(st.st_mode))
+		return sbx_ctl_error("adopt: container %s: project directory '%s' does not exist",
+				     id, project ? project : "");
+	pid = (pid_t)json_integer_value(pidj);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return sbx_ctl_error("adopt: container %s: process %d: %s", id, (int)pid,
+				     strerror(errno));
+	cgroup = container_cgroup(d, pid, pidfd, &err);
+	close(pidfd);
+	if (!cgroup) {
+		r = sbx_ctl_error("adopt: container %s: %s", id, err);
+		free(err);
+		return r;
+	}
+	grafts = container_grafts(bundle, &err);
+	if (!grafts) {
+		free(cgroup);
+		r = sbx_ctl_error("adopt: container %s: %s", id, err);
+		free(err);
+		return r;
+	}
+	policy = project_policy(project);
+	if (!policy) {
+		sbx_strv_free(grafts);
+		free(cgroup);
+		return sbx_ctl_error("adopt: container %s: no %s/.sandbox/policy.yaml, and the "
+				     "shipped agent-default policy is not installed", id, project);
+	}
+	/* the project's owner is the session's user: whose rules, queue and
+	 * home; the container's own users do not matter to the policy */
+	pw = getpwuid(st.st_uid);
+	identity = sbx_container_identity(id, bundle, ann);
+	rc = sbx_session_create_adopted(d, pid, st.st_uid, pw ? pw->pw_gid : st.st_gid, policy,
+					project, cgroup, identity, grafts, &s, &err, &diags);
+	sbx_strv_free(grafts);
+	free(cgroup);
+	free(policy);
+	if (rc) {
+		r = sbx_ctl_error("adopt: container %s: %s", id, err ? err : strerror(-rc));
+		free(err);
+		json_decref(identity);
+		if (diags)
+			json_object_set_new(r, "diagnostics", diags);
+		return r;
+	}
+	sbx_info("container %s (%s) adopted as session %s, cgroup %s, pid %d", id,
+		 sbx_json_str(identity, "name"), s->name, s->cgroup_path, (int)pid);
+	r = json_pack("{s:b,s:s,s:I,s:O}", "ok", 1, "session", s->name, "cgid",
+		      (json_int_t)s->cgid, "container", identity);
+	json_decref(identity);
+	json_decref(diags);
+	return r;
+}

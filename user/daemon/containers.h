@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* containers.h - a container, adopted by its runtime's OCI hook, as a session. */
+#ifndef SBX_CONTAINERS_H
+#define SBX_CONTAINERS_H
+
+#include <stdbool.h>
+#include <jansson.h>
+#include "user/daemon/state.h"
+
+/* The control op `adopt`: {state: the OCI state the hook was given,
+ * project}. The reply, {ok, session, cgid, container} or an error. */
+json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req);
+/* {id, name, pod?, namespace?, pod_uid?, image?, bundle?} from the OCI
+ * state's id, bundle and annotations (a new reference). */
+json_t *sbx_container_identity(const char *id, const char *bundle, const json_t *annotations);
+/* A Kubernetes pod's sandbox ("pause") container, by its annotations. */
+bool sbx_container_is_sandbox(const json_t *annotations);
+
+#endif
