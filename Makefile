@@ -381,7 +381,7 @@ DEB_BUILD := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 DEB_TEST  := qemu-system-x86 busybox-static kmod cpio iproute2 bubblewrap sudo \
              python3 python3-dnslib python3-pip git ca-certificates xz-utils tmux openssh-client \
              acl attr e2fsprogs socat keyutils libcap2-bin chromium curl systemd man-db logrotate prometheus \
-             rsyslog systemd-journal-remote runc crun jq
+             rsyslog systemd-journal-remote runc crun jq podman
 deps:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEB_BUILD) $(DEB_TEST)

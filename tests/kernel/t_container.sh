@@ -209,3 +209,31 @@ test_a_container_that_cannot_be_adopted_does_not_start() {
 	[ ! -e /sys/fs/cgroup/bpfsbx/c6 ] || fail "the refused container's cgroup is left"
 	runc delete -f c6 2>/dev/null || true
 }
+
+# podman with the shipped oci-hooks(5) file: it injects the hook into the
+# containers whose annotation names a project, and only into those
+test_podman_reads_the_hooks_file_and_its_container_is_a_session() {
+	command -v podman >/dev/null || skip "podman is not installed (make deps)"
+	[ $TIER = bpf-lsm ] || skip "container sessions need the bpf-lsm tier"
+	ctr_fixtures
+	bundle p1 p1
+	rm -rf /tmp/pm
+	mkdir -p /tmp/pm/hooks
+	# the shipped file, with the hook where this build is
+	jq --arg sbx "$SBX" '.hook.path = $sbx' $ROOT/contrib/oci/hooks.d/bpfsbx.json \
+		>/tmp/pm/hooks/bpfsbx.json
+	tar -C $CTR/p1/rootfs -cf /tmp/pm/rootfs.tar .
+	local pm=(podman --root /tmp/pm/root --runroot /tmp/pm/run --storage-driver vfs
+		  --cgroup-manager=cgroupfs --events-backend none --hooks-dir /tmp/pm/hooks)
+	"${pm[@]}" import /tmp/pm/rootfs.tar localhost/sbx-bb >/dev/null 2>/tmp/pm/import.err ||
+		fail "podman import: $(cat /tmp/pm/import.err)"
+	expect "ERR EPERM" "${pm[@]}" run --rm --cgroup-parent=/bpfsbx --network=host \
+		--annotation io.bpfsbx.project=$PROJ --annotation io.bpfsbx.name=pm-agent \
+		-v $THOME/.ssh:/root/.ssh:ro localhost/sbx-bb /bin/sbxtest open /root/.ssh/id_rsa
+	event verdict=deny object=/root/.ssh/id_rsa container.name=pm-agent
+	grep -q "container [0-9a-f]* (pm-agent) adopted as session .*cgroup /sys/fs/cgroup/bpfsbx/libpod-" \
+		$DLOG || fail "the daemon's word: $(grep pm-agent $DLOG | tail -n 2)"
+	# no annotation: no hook, no session
+	expect "OK" "${pm[@]}" run --rm --cgroup-parent=/bpfsbx --network=host \
+		-v $THOME/.ssh:/root/.ssh:ro localhost/sbx-bb /bin/sbxtest open /root/.ssh/id_rsa
+}
