@@ -179,6 +179,18 @@ EOF
 	grep -q "^NXDOMAIN" $SHARE/denied.out || fail "a denied name: $(cat $SHARE/denied.out)"
 	event operation=dns name=denied.test verdict=deny container.id=c4
 	crun delete c4 2>/dev/null || true
+	# a network of its own: the resolver listens in it, and the policy
+	# decides before the route (nothing leads out of it here)
+	bundle c7 c7 '.linux.namespaces += [{"type": "network"}]'
+	printf '%s\n' 'sbxtest connect 4 10.99.0.2 8080 >/share/before7.out 2>&1' \
+		'dnsq ok.test A 10.0.0.1 >/share/q7.out 2>&1' \
+		'sbxtest connect 4 10.99.0.1 8080 >/share/after7.out 2>&1' 'exit 0' >$SHARE/c7.sh
+	(cd $CTR/c7 && crun run c7 >/tmp/ctr-c7.out 2>&1) || fail "crun run c7: $(cat /tmp/ctr-c7.out)"
+	grep -qx "ERR EPERM" $SHARE/before7.out || fail "own network, before a lookup: $(cat $SHARE/before7.out)"
+	grep -q "^NOERROR 10.99.0.1$" $SHARE/q7.out || fail "own network, the lookup: $(cat $SHARE/q7.out)"
+	grep -qx "ERR ENETUNREACH" $SHARE/after7.out ||
+		fail "own network, connect to the looked-up name: $(cat $SHARE/after7.out)"
+	crun delete c7 2>/dev/null || true
 }
 
 test_a_container_that_cannot_be_adopted_does_not_start() {

@@ -22,6 +22,7 @@
  * session needs the gate widened.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -322,4 +323,42 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
 	json_decref(identity);
 	json_decref(diags);
 	return r;
+}
+
+int sbx_container_netns(const struct sbx_session_rt *s, char **err)
+{
+	char *p, *buf = NULL;
+	struct stat mine, its;
+	long pid = 0;
+	int fd;
+
+	if (!s->container)
+		return -1;
+	p = sbx_asprintf("%s/cgroup.procs", s->cgroup_path);
+	if (sbx_read_file(p, 1 << 16, &buf, NULL) == 0)
+		pid = strtol(buf, NULL, 10);
+	free(p);
+	free(buf);
+	if (pid <= 0) {
+		*err = sbx_asprintf("container %s: no process to find its network by",
+				    sbx_json_str(s->container, "id"));
+		return -ESRCH;
+	}
+	p = sbx_asprintf("/proc/%ld/ns/net", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	free(p);
+	if (fd < 0 || fstat(fd, &its) || stat("/proc/self/ns/net", &mine)) {
+		int rc = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		*err = sbx_asprintf("container %s: its network namespace: %s",
+				    sbx_json_str(s->container, "id"), strerror(-rc));
+		return rc < -1 ? rc : -EIO;
+	}
+	if (its.st_ino == mine.st_ino && its.st_dev == mine.st_dev) {
+		close(fd);
+		return -1;	/* the host's network */
+	}
+	return fd;
 }

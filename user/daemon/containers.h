@@ -16,4 +16,8 @@ json_t *sbx_container_identity(const char *id, const char *bundle, const json_t 
 /* A Kubernetes pod's sandbox ("pause") container, by its annotations. */
 bool sbx_container_is_sandbox(const json_t *annotations);
 
+/* A container session's network namespace, when it is not the daemon's:
+ * an fd to it; -1: the daemon's (or no container); < -1: -errno, *err. */
+int sbx_container_netns(const struct sbx_session_rt *s, char **err);
+
 #endif

@@ -14,6 +14,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -32,6 +34,7 @@
 #include "user/daemon/events.h"
 #include "user/daemon/learned.h"
 #include "user/daemon/ldns_sym.h"
+#include "user/daemon/containers.h"
 #include "user/daemon/resolver.h"
 
 /* Per session. An agent's tools look up a few names a second (glibc asks
@@ -932,6 +935,10 @@ static int bind_one(int family, int type, const void *addr, uint16_t port, uint1
 	}
 	if (type == SOCK_STREAM)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* a container's network namespace may not have its loopback up yet
+	 * (its runtime brings it up after the createRuntime hook) */
+	if (family == AF_INET)
+		setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, l) ||
 	    (type == SOCK_STREAM && listen(fd, 64))) {
 		close(fd);
@@ -942,6 +949,53 @@ static int bind_one(int family, int type, const void *addr, uint16_t port, uint1
 	*got = ntohs(family == AF_INET ? ((struct sockaddr_in *)&sa)->sin_port :
 					 ((struct sockaddr_in6 *)&sa)->sin6_port);
 	return fd;
+}
+
+/*
+ * The session's IPv4 pair (UDP, TCP) on a4, made in network namespace
+ * nsfd (a container's) when it is not -1: a thread of its own enters it,
+ * so the daemon never leaves its own, and a socket stays in the
+ * namespace it was made in.
+ */
+struct pair {
+	int nsfd;
+	uint32_t a4;
+	uint16_t want_u, want_t, got_u, got_t;
+	int fds[2];
+	int err;
+};
+
+static void *pair_bind(void *arg)
+{
+	struct pair *p = arg;
+
+	p->fds[0] = p->fds[1] = -1;
+	if (p->nsfd >= 0 && setns(p->nsfd, CLONE_NEWNET)) {
+		p->err = errno;
+		return NULL;
+	}
+	p->fds[0] = bind_one(AF_INET, SOCK_DGRAM, &p->a4, p->want_u, &p->got_u);
+	p->err = p->fds[0] < 0 ? errno : 0;
+	p->fds[1] = bind_one(AF_INET, SOCK_STREAM, &p->a4, p->want_t, &p->got_t);
+	if (p->fds[1] < 0 && !p->err)
+		p->err = errno;
+	return NULL;
+}
+
+static void pair_make(struct pair *p)
+{
+	pthread_t t;
+
+	if (p->nsfd < 0) {
+		pair_bind(p);
+		return;
+	}
+	if (pthread_create(&t, NULL, pair_bind, p)) {
+		p->fds[0] = p->fds[1] = -1;
+		p->err = EAGAIN;
+		return;
+	}
+	pthread_join(t, NULL);
 }
 
 /* 127.53.x.y: x.y from the serial, never .0 or .255 */
@@ -968,12 +1022,20 @@ int sbx_resolver_open(struct sbx_daemon *d, struct sbx_session_rt *s, char **err
 	uint32_t a4 = s->dns_addr4 ? s->dns_addr4 : addr4_of(s->serial);
 	uint16_t p4u = 0, p4t = 0, p6u = 0, p6t = 0;
 	const char *why;
-	int fds[4];
+	int fds[4] = { -1, -1, -1, -1 }, nsfd;
+	struct pair pr;
 
 	if (sbx_ldns_load(&why)) {
 		*err = sbx_asprintf("the sessions' resolver needs libldns: %s", why);
 		free(r);
 		return -ENOENT;
+	}
+	/* a container with a network of its own: the resolver listens there,
+	 * where its port-53 traffic is sent (containers.c) */
+	nsfd = sbx_container_netns(s, err);
+	if (nsfd < -1) {
+		free(r);
+		return nsfd;
 	}
 	r->udp4.fd = r->tcp4.fd = r->udp6.fd = r->tcp6.fd = -1;
 	r->tokens = RATE_BURST;
@@ -983,12 +1045,20 @@ int sbx_resolver_open(struct sbx_daemon *d, struct sbx_session_rt *s, char **err
 		uint16_t want4u = s->dns_port4_udp ? s->dns_port4_udp : tries < 4 ? 53 : 0;
 		uint16_t want4t = s->dns_port4_tcp ? s->dns_port4_tcp : tries < 4 ? 53 : 0;
 
-		fds[0] = bind_one(AF_INET, SOCK_DGRAM, &a4, want4u, &p4u);
-		if (fds[0] < 0 && s->dns_port4_udp)
-			fds[0] = bind_one(AF_INET, SOCK_DGRAM, &a4, 0, &p4u);
-		fds[1] = bind_one(AF_INET, SOCK_STREAM, &a4, want4t, &p4t);
-		if (fds[1] < 0 && s->dns_port4_tcp)
-			fds[1] = bind_one(AF_INET, SOCK_STREAM, &a4, 0, &p4t);
+		pr = (struct pair){ .nsfd = nsfd, .a4 = a4, .want_u = want4u, .want_t = want4t };
+		pair_make(&pr);
+		if ((pr.fds[0] < 0 && s->dns_port4_udp) || (pr.fds[1] < 0 && s->dns_port4_tcp)) {
+			for (int i = 0; i < 2; i++)
+				if (pr.fds[i] >= 0)
+					close(pr.fds[i]);
+			pr = (struct pair){ .nsfd = nsfd, .a4 = a4 };
+			pair_make(&pr);
+		}
+		fds[0] = pr.fds[0];
+		fds[1] = pr.fds[1];
+		p4u = pr.got_u;
+		p4t = pr.got_t;
+		errno = pr.err;
 		if (fds[0] >= 0 && fds[1] >= 0)
 			break;
 		if (fds[0] >= 0)
@@ -999,14 +1069,22 @@ int sbx_resolver_open(struct sbx_daemon *d, struct sbx_session_rt *s, char **err
 		/* another session's or program's: the next address */
 		a4 = addr4_of(s->serial + 7919ull * (tries + 1));
 	}
-	fds[2] = bind_one(AF_INET6, SOCK_DGRAM, lo6, s->dns_port6_udp, &p6u);
-	if (fds[2] < 0 && s->dns_port6_udp)
-		fds[2] = bind_one(AF_INET6, SOCK_DGRAM, lo6, 0, &p6u);
-	fds[3] = bind_one(AF_INET6, SOCK_STREAM, lo6, s->dns_port6_tcp, &p6t);
-	if (fds[3] < 0 && s->dns_port6_tcp)
-		fds[3] = bind_one(AF_INET6, SOCK_STREAM, lo6, 0, &p6t);
+	/* IPv6's ports are told apart across sessions by number
+	 * (sbx_dns_ports): in a container's own network, IPv4 only, and its
+	 * IPv6 port-53 traffic is refused */
+	if (nsfd < 0) {
+		fds[2] = bind_one(AF_INET6, SOCK_DGRAM, lo6, s->dns_port6_udp, &p6u);
+		if (fds[2] < 0 && s->dns_port6_udp)
+			fds[2] = bind_one(AF_INET6, SOCK_DGRAM, lo6, 0, &p6u);
+		fds[3] = bind_one(AF_INET6, SOCK_STREAM, lo6, s->dns_port6_tcp, &p6t);
+		if (fds[3] < 0 && s->dns_port6_tcp)
+			fds[3] = bind_one(AF_INET6, SOCK_STREAM, lo6, 0, &p6t);
+	} else {
+		close(nsfd);
+	}
 	if (fds[0] < 0 || fds[1] < 0) {
-		*err = sbx_asprintf("binding the session's resolver on 127.53.0.0/16: %s",
+		*err = sbx_asprintf("binding the session's resolver on 127.53.0.0/16%s: %s",
+				    s->container ? " (in the container's network)" : "",
 				    strerror(errno));
 		for (int i = 0; i < 4; i++)
 			if (fds[i] >= 0)
