@@ -586,6 +586,8 @@ enum sbx_builtin_rule {
 							 * than the policy here */
 	SBX_RULE_SOCKET_OUTSIDE	= SBX_RULE_BUILTIN + 26,/* an IP socket made outside the
 							 * session, passed in */
+	SBX_RULE_DEVICE_NODE	= SBX_RULE_BUILTIN + 27,/* a block or character device
+							 * node made by a session */
 	SBX_RULE_BUILTIN_END,	/* one past the last: new built-in rules go above */
 };
 

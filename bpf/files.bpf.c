@@ -254,7 +254,30 @@ static __always_inline int sbx_path_new(const struct path *dir, struct dentry *d
 	return sbx_check_file(BPF_CORE_READ(dir, mnt), dentry, NULL, SBX_ACCBIT(SBX_ACC_WRITE), op);
 }
 
-SBX_TWINS(path_mknod, path_mknod, sbx_path_new(dir, dentry, SBX_OP_CREATE),
+/*
+ * A device node is the device to whoever opens it later, outside the
+ * session too: a container's root with CAP_MKNOD could leave a 0666
+ * node of the host's disk in the project. No session makes one.
+ */
+static __always_inline int sbx_path_mknod_do(const struct path *dir, struct dentry *dentry,
+					     umode_t mode)
+{
+	struct sbx_session *s;
+	__u64 cgid = 0;
+	__u32 fmt = mode & 0170000;
+
+	if (!sbx_maybe_in_session())
+		return 0;
+	if (fmt == 0020000 || fmt == 0060000) {
+		s = sbx_session_lookup(&cgid);
+		if (s)
+			return sbx_file_refuse(s, cgid, BPF_CORE_READ(dir, mnt), dentry,
+					       SBX_ACC_WRITE, SBX_OP_CREATE, SBX_RULE_DEVICE_NODE);
+	}
+	return sbx_path_new(dir, dentry, SBX_OP_CREATE);
+}
+
+SBX_TWINS(path_mknod, path_mknod, sbx_path_mknod_do(dir, dentry, mode),
 	  const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev)
 SBX_TWINS(path_mkdir, path_mkdir, sbx_path_new(dir, dentry, SBX_OP_MKDIR),
 	  const struct path *dir, struct dentry *dentry, umode_t mode)

@@ -275,6 +275,9 @@ const char *sbx_builtin_rule_text(uint32_t id)
 		return "built-in socket-outside: an IPv4 or IPv6 socket made outside the session "
 		       "(by another session or outside every one) and passed in; its datagrams "
 		       "would be checked for whoever made it, so a session makes its own";
+	case SBX_RULE_DEVICE_NODE:
+		return "built-in device-node: a block or character device node; it would be the "
+		       "device (a disk, memory) to whoever opens it later, outside the session too";
 	default:
 		return "built-in rule";
 	}
@@ -309,6 +312,7 @@ const char *sbx_builtin_rule_name(uint32_t id)
 		[SBX_RULE_INBOUND_PORT - SBX_RULE_BUILTIN] = "inbound-port",
 		[SBX_RULE_LANDLOCK - SBX_RULE_BUILTIN] = "landlock",
 		[SBX_RULE_SOCKET_OUTSIDE - SBX_RULE_BUILTIN] = "socket-outside",
+		[SBX_RULE_DEVICE_NODE - SBX_RULE_BUILTIN] = "device-node",
 	};
 	uint32_t i = id - SBX_RULE_BUILTIN;
 

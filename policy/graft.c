@@ -70,13 +70,10 @@ int sbx_compiled_graft(struct sbx_compiled *c, const char *root, char **why)
 		e = &c->inode[at];
 		memset(e, 0, sizeof(*e));
 		e->k = k;
+		/* no label: a compile the daemon keeps has none (compile_as.c) */
+		e->what = NULL;
 		for (int a = 0; a < SBX_ACC_MAX; a++)
 			e->v.verdict[a] = SBX_V_NONE;
-		if (asprintf(&e->what, "%s (a container's mount)", root) < 0) {
-			e->what = NULL;
-			memmove(&c->inode[at], &c->inode[at + 1], (c->n_inode - at) * sizeof(*v));
-			return -ENOMEM;
-		}
 		c->n_inode++;
 	}
 	/* the default too: above the root the container has its own

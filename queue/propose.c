@@ -286,6 +286,10 @@ static void find_covers(struct sbx_queue *q, struct sbx_proposal *p, const struc
 
 		if (!sbx_request_decode(rec, false, &r, NULL))
 			continue;
+		/* a container's path names its own view, not the host file the
+		 * rule names (sbx_queue_propose) */
+		if (r.container)
+			continue;
 		if (r.id && strcmp(r.id, p->id) && req_seen(&r, &s) &&
 		    sbx_seen_decide(&old->c, old->p, &s, &dold) == 0 &&
 		    sbx_seen_decide(&neu->c, neu->p, &s, &dnew) == 0 &&
@@ -490,7 +494,7 @@ char *sbx_request_rule_key(const struct sbx_request *r)
 	char *dir, *key;
 
 	if ((r->kind != SBX_REQ_FILE && r->kind != SBX_REQ_EXEC) || !r->path || !r->session ||
-	    r->process.uid < 0 || !(pw = getpwuid((uid_t)r->process.uid)))
+	    r->container || r->process.uid < 0 || !(pw = getpwuid((uid_t)r->process.uid)))
 		return NULL;
 	dir = sbx_suggest_widen(r->path, pw->pw_dir, r->project);
 	if (!dir)

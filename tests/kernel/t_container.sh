@@ -202,6 +202,18 @@ test_a_container_that_cannot_be_adopted_does_not_start() {
 		bundle c5 c5 '.linux.cgroupsPath = "/elsewhere/c5"'
 		! (cd $CTR/c5 && runc run c5 >/tmp/ctr-c5.out 2>&1) || fail "a container outside /bpfsbx ran"
 		grep -q "not directly below" /tmp/ctr-c5.out || fail "the reason: $(cat /tmp/ctr-c5.out)"
+		runc delete -f c5 2>/dev/null || true
+		# a root the kernel would let around any policy: not a session
+		bundle c5 c5 '.process.capabilities.bounding += ["CAP_SYS_ADMIN"]
+			      | .process.capabilities.effective += ["CAP_SYS_ADMIN"]'
+		! (cd $CTR/c5 && runc run c5 >/tmp/ctr-c5.out 2>&1) || fail "a CAP_SYS_ADMIN container ran"
+		grep -q "grants CAP_SYS_ADMIN" /tmp/ctr-c5.out || fail "the reason: $(cat /tmp/ctr-c5.out)"
+		runc delete -f c5 2>/dev/null || true
+		# a mount that could show host files no graft follows
+		bundle c5 c5 '.mounts += [{"destination": "/x", "type": "overlay", "source": "overlay",
+					   "options": ["lowerdir=/usr/share:/usr/lib"]}]'
+		! (cd $CTR/c5 && runc run c5 >/tmp/ctr-c5.out 2>&1) || fail "an overlay-mount container ran"
+		grep -q "is of type overlay" /tmp/ctr-c5.out || fail "the reason: $(cat /tmp/ctr-c5.out)"
 	else
 		# the landlock tier: a runtime does not confine the container
 		bundle c5 c5
@@ -248,4 +260,20 @@ test_podman_reads_the_hooks_file_and_its_container_is_a_session() {
 	# no annotation: no hook, no session
 	expect "OK" "${pm[@]}" run --rm --cgroup-parent=/bpfsbx --network=host \
 		-v $THOME/.ssh:/root/.ssh:ro localhost/sbx-bb /bin/sbxtest open /root/.ssh/id_rsa
+}
+
+# A device node is the device to whoever opens it later: a container's
+# root with CAP_MKNOD (podman's default) could leave one of the host's
+# disk in the project for a process outside. No session makes one; a
+# FIFO is still a file like any other.
+test_no_session_makes_a_device_node() {
+	local pol=$ROOT/policy/shipped/agent-default.yaml
+	rm -f /root/rtproj/disk /root/rtproj/null /root/rtproj/fifo
+	expect "REFUSED" in_root_session $pol sh -c \
+		'mknod /root/rtproj/disk b 8 0 2>/dev/null && echo MADE || echo REFUSED'
+	expect "REFUSED" in_root_session $pol sh -c \
+		'mknod /root/rtproj/null c 1 3 2>/dev/null && echo MADE || echo REFUSED'
+	[ ! -e /root/rtproj/disk ] && [ ! -e /root/rtproj/null ] || fail "a node was made"
+	[ $TIER = bpf-lsm ] && event rule.name=device-node verdict=deny
+	expect "MADE" in_root_session $pol sh -c 'mknod /root/rtproj/fifo p && echo MADE'
 }

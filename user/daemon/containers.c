@@ -172,6 +172,54 @@ static bool is_bind(const json_t *m)
 	return false;
 }
 
+/* File systems a runtime mounts of its own, which show no host file: the
+ * rest (an overlay whose lower layer is a host directory, a block device)
+ * would show host files the policy's rules are not grafted onto. */
+static bool is_own_fs(const json_t *m)
+{
+	static const char *const own[] = { "proc", "sysfs", "tmpfs", "devpts", "mqueue",
+					   "cgroup", "cgroup2", "shm", NULL };
+	const char *type = sbx_json_str(m, "type");
+
+	for (int i = 0; type && own[i]; i++)
+		if (!strcmp(type, own[i]))
+			return true;
+	return false;
+}
+
+/*
+ * What the kernel would let such a container's root do around the policy:
+ * raw disks and memory (CAP_SYS_RAWIO, a block device allowed), files by
+ * handle (CAP_DAC_READ_SEARCH: open_by_handle_at), the kernel itself
+ * (CAP_SYS_ADMIN, CAP_SYS_MODULE). NULL, or why it is refused.
+ */
+static const char *too_privileged(const json_t *cfg)
+{
+	static const char *const caps[] = { "CAP_SYS_ADMIN", "CAP_SYS_RAWIO", "CAP_SYS_MODULE",
+					    "CAP_DAC_READ_SEARCH", NULL };
+	const json_t *set = json_object_get(json_object_get(cfg, "process"), "capabilities");
+	const json_t *v, *d;
+	const char *k;
+	size_t i;
+
+	json_object_foreach((json_t *)set, k, v)
+		json_array_foreach(v, i, d)
+			for (int c = 0; caps[c]; c++)
+				if (json_is_string(d) && !strcmp(json_string_value(d), caps[c]))
+					return caps[c];
+	json_array_foreach(json_object_get(json_object_get(json_object_get(cfg, "linux"),
+							    "resources"), "devices"), i, d) {
+		const char *type = sbx_json_str(d, "type");
+
+		if (json_is_true(json_object_get(d, "allow")) &&
+		    (!type || !strcmp(type, "a") || !strcmp(type, "b")) &&
+		    (!sbx_json_str(d, "access") || strchr(sbx_json_str(d, "access"), 'r') ||
+		     strchr(sbx_json_str(d, "access"), 'w')))
+			return "a block device allowed (linux.resources.devices)";
+	}
+	return NULL;
+}
+
 static char *bundle_path(const char *bundle, const char *p)
 {
 	return p[0] == '/' ? sbx_strdup(p) : sbx_asprintf("%s/%s", bundle, p);
@@ -216,13 +264,34 @@ static char **container_grafts(const char *bundle, char **err)
 		free(path);
 		return NULL;
 	}
-	free(path);
+	if (too_privileged(cfg)) {
+		*err = sbx_asprintf("%s grants %s: the kernel would give such a container's root "
+				    "ways around any policy (raw devices, files by handle, the "
+				    "kernel), so it is not made a session", path, too_privileged(cfg));
+		json_decref(cfg);
+		free(path);
+		return NULL;
+	}
 	v = sbx_calloc(json_array_size(json_object_get(cfg, "mounts")) + 2, sizeof(*v));
 	v[n++] = bundle_path(bundle, sbx_json_str(json_object_get(cfg, "root"), "path"));
-	json_array_foreach(json_object_get(cfg, "mounts"), i, m)
-		if (is_bind(m) && sbx_json_str(m, "source"))
+	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
+		if (is_bind(m) && sbx_json_str(m, "source")) {
 			v[n++] = bundle_path(bundle, sbx_json_str(m, "source"));
+		} else if (!is_own_fs(m)) {
+			*err = sbx_asprintf("%s: the mount at %s is of type %s, which may show host "
+					    "files the policy cannot follow into it (bind mounts and "
+					    "the runtime's own proc, sysfs, tmpfs, devpts, mqueue and "
+					    "cgroup are taken)", path,
+					    sbx_json_str(m, "destination") ?: "?",
+					    sbx_json_str(m, "type") ?: "(none)");
+			sbx_strv_free(v);
+			json_decref(cfg);
+			free(path);
+			return NULL;
+		}
+	}
 	json_decref(cfg);
+	free(path);
 	return v;
 }
 
@@ -300,10 +369,18 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
 				     "shipped agent-default policy is not installed", id, project);
 	}
 	/* the project's owner is the session's user: whose rules, queue and
-	 * home; the container's own users do not matter to the policy */
+	 * home; the container's own users do not matter to the policy. With
+	 * no home, `~` would be nowhere and credential rules with it. */
 	pw = getpwuid(st.st_uid);
+	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
+		free(cgroup);
+		free(policy);
+		sbx_strv_free(grafts);
+		return sbx_ctl_error("adopt: container %s: the project's owner (uid %u) has no "
+				     "home directory, which the policy's ~ needs", id, st.st_uid);
+	}
 	identity = sbx_container_identity(id, bundle, ann);
-	rc = sbx_session_create_adopted(d, pid, st.st_uid, pw ? pw->pw_gid : st.st_gid, policy,
+	rc = sbx_session_create_adopted(d, pid, st.st_uid, pw->pw_gid, policy,
 					project, cgroup, identity, grafts, &s, &err, &diags);
 	sbx_strv_free(grafts);
 	free(cgroup);

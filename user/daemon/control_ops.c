@@ -234,6 +234,11 @@ static json_t *op_submit(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 	if (!json_is_object(json_object_get(request, "object")))
 		return sbx_ctl_error("submit: \"object\" must be an object");
 	sbx_request_view(request, &ask);
+	/* a path from inside a container is its own view, which the daemon
+	 * would resolve on the host (grants.c): commands and hosts only */
+	if (c->session && c->session->container && ask.path)
+		return sbx_ctl_error("submit: a container session asks ahead for hosts and "
+				     "commands, not paths: its paths are not the host's");
 	rc = sbx_submit_for(c->session, c->pid, &ask, &id, &err);
 	if (rc) {
 		r = sbx_ctl_error("%s", err ? err : strerror(-rc));
