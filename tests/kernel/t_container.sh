@@ -44,7 +44,25 @@ bundle() {
 	mv "$d/config.new" "$d/config.json"
 }
 
+# What the runtimes leave below /bpfsbx for the tests after these: podman's
+# conmon cgroup, and the controllers runc, crun and podman enable in
+# /bpfsbx's subtree (each later session would pay for them). Every test
+# here resets them when it ends, passed or not.
+ctr_reset() {
+	local c cg=/sys/fs/cgroup/bpfsbx
+	for _ in $(seq 30); do
+		[ -d $cg/conmon ] || break
+		rmdir $cg/conmon 2>/dev/null && break
+		sleep 0.1
+	done
+	for c in $(cat $cg/cgroup.subtree_control 2>/dev/null); do
+		echo "-$c" >$cg/cgroup.subtree_control 2>/dev/null || true
+	done
+	rm -rf /tmp/pm $CTR
+}
+
 ctr_fixtures() {
+	trap ctr_reset EXIT
 	rm -rf $SHARE $PROJ/.sandbox/policy.yaml
 	mkdir -p $THOME/.aws $THOME/.ssh/deploy $SHARE
 	echo "DEPLOY-KEY" >$THOME/.ssh/deploy/notes
@@ -277,3 +295,12 @@ test_no_session_makes_a_device_node() {
 	[ $TIER = bpf-lsm ] && event rule.name=device-node verdict=deny
 	expect "MADE" in_root_session $pol sh -c 'mknod /root/rtproj/fifo p && echo MADE'
 }
+
+# 6.1 runs the container's confinement, its refusals and the device nodes;
+# the resolver in a container's network and podman are the same daemon code
+# on every kernel, and their kernel steps (the cgroup programs, the hook)
+# are 6.1's in the tests it runs
+on_61_only 'the same daemon code on every kernel: run by the 6.12 guests; on 6.1 this file runs the confinement and the refusals' \
+	a_runc_container_is_a_session_from_its_first_exec \
+	runc_exec_into_a_container_is_confined_and_an_unhooked_one_is_not \
+	a_container_that_cannot_be_adopted_does_not_start no_session_makes_a_device_node

@@ -160,6 +160,17 @@ SBX_TEST(daemon_ops, container_identity_from_each_runtimes_annotations)
 
 	CU_ASSERT_TRUE(sbx_container_is_sandbox(pause));
 	CU_ASSERT_FALSE(sbx_container_is_sandbox(NULL));
+	/* a workload run without an exec would never arm its session */
+	{
+		json_t *wasm = json_pack("{s:s}", "module.wasm.image/variant", "compat");
+		json_t *krun = json_pack("{s:s}", "run.oci.handler", "krun");
+
+		CU_ASSERT_STRING_EQUAL(sbx_container_in_process(wasm), "module.wasm.image/variant");
+		CU_ASSERT_STRING_EQUAL(sbx_container_in_process(krun), "run.oci.handler");
+		CU_ASSERT_PTR_NULL(sbx_container_in_process(cri));
+		json_decref(wasm);
+		json_decref(krun);
+	}
 	json_decref(cri);
 	json_decref(crio);
 	json_decref(own);

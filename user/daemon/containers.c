@@ -98,6 +98,19 @@ json_t *sbx_container_identity(const char *id, const char *bundle, const json_t 
 	return o;
 }
 
+const char *sbx_container_in_process(const json_t *ann)
+{
+	/* crun's handlers (wasm runtimes, krun) and the wasm variant run the
+	 * workload in the runtime's own process or a VM: no exec arms it */
+	static const char *const keys[] = { "run.oci.handler", "module.wasm.image/variant",
+					    NULL };
+
+	for (int i = 0; keys[i]; i++)
+		if (sbx_json_str(ann, keys[i]))
+			return keys[i];
+	return NULL;
+}
+
 bool sbx_container_is_sandbox(const json_t *ann)
 {
 	const char *t = annotation(ann, type_keys);
@@ -331,6 +344,11 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
 	if (sbx_container_is_sandbox(ann))
 		return json_pack("{s:b,s:s}", "ok", 1, "skipped",
 				 "a pod's sandbox (pause) container runs no agent");
+	if (sbx_container_in_process(ann))
+		return sbx_ctl_error("adopt: container %s: annotation %s: the runtime runs such a "
+				     "workload without the exec its session arms at, so it would "
+				     "never be confined; not made a session", id,
+				     sbx_container_in_process(ann));
 	/* the landlock tier confines a session from within: `run` restricts
 	 * itself before it runs the command, which no runtime does */
 	if (d->k.tier != SBX_TIER_BPF_LSM)

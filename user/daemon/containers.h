@@ -13,6 +13,9 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req);
 /* {id, name, pod?, namespace?, pod_uid?, image?, bundle?} from the OCI
  * state's id, bundle and annotations (a new reference). */
 json_t *sbx_container_identity(const char *id, const char *bundle, const json_t *annotations);
+/* The annotation that has the runtime run the workload without an exec
+ * (crun's wasm and krun handlers), or NULL. */
+const char *sbx_container_in_process(const json_t *annotations);
 /* A Kubernetes pod's sandbox ("pause") container, by its annotations. */
 bool sbx_container_is_sandbox(const json_t *annotations);
 
