@@ -420,26 +420,34 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
 	return r;
 }
 
+pid_t sbx_container_pid(const struct sbx_session_rt *s, char **why)
+{
+	char *p = sbx_asprintf("%s/cgroup.procs", s->cgroup_path), *buf = NULL;
+	long pid = 0;
+
+	if (sbx_read_file(p, 1 << 16, &buf, NULL) == 0)
+		pid = strtol(buf, NULL, 10);
+	if (pid <= 0)
+		*why = sbx_asprintf("container %s has no process left to see its files and "
+				    "network through", sbx_json_str(s->container, "name") ?: "?");
+	free(p);
+	free(buf);
+	return pid > 0 ? (pid_t)pid : 0;
+}
+
 int sbx_container_netns(const struct sbx_session_rt *s, char **err)
 {
-	char *p, *buf = NULL;
 	struct stat mine, its;
-	long pid = 0;
+	pid_t pid;
+	char *p;
 	int fd;
 
 	if (!s->container)
 		return -1;
-	p = sbx_asprintf("%s/cgroup.procs", s->cgroup_path);
-	if (sbx_read_file(p, 1 << 16, &buf, NULL) == 0)
-		pid = strtol(buf, NULL, 10);
-	free(p);
-	free(buf);
-	if (pid <= 0) {
-		*err = sbx_asprintf("container %s: no process to find its network by",
-				    sbx_json_str(s->container, "id"));
+	pid = sbx_container_pid(s, err);
+	if (!pid)
 		return -ESRCH;
-	}
-	p = sbx_asprintf("/proc/%ld/ns/net", pid);
+	p = sbx_asprintf("/proc/%d/ns/net", (int)pid);
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	free(p);
 	if (fd < 0 || fstat(fd, &its) || stat("/proc/self/ns/net", &mine)) {

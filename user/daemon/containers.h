@@ -19,6 +19,9 @@ const char *sbx_container_in_process(const json_t *annotations);
 /* A Kubernetes pod's sandbox ("pause") container, by its annotations. */
 bool sbx_container_is_sandbox(const json_t *annotations);
 
+/* A process of a container session (the first of its cgroup), whose root,
+ * mounts and network its paths and sockets are seen through; 0 and *why. */
+pid_t sbx_container_pid(const struct sbx_session_rt *s, char **why);
 /* A container session's network namespace, when it is not the daemon's:
  * an fd to it; -1: the daemon's (or no container); < -1: -errno, *err. */
 int sbx_container_netns(const struct sbx_session_rt *s, char **err);

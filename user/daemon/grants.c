@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/names.h"
 #include "policy/policy.h"
+#include "user/daemon/containers.h"
 #include "user/daemon/grants.h"
 #include "lib/json.h"
 
@@ -155,25 +156,6 @@ static int net_key(const char *addr, int port, struct sbx_grant_key *k)
 	return 0;
 }
 
-/*
- * A process of a container session, whose root and mounts its paths are
- * seen through (events name what its process saw), or 0 and *why.
- */
-static pid_t container_pid(const struct sbx_session_rt *s, char **why)
-{
-	char *p = sbx_asprintf("%s/cgroup.procs", s->cgroup_path), *buf = NULL;
-	long pid = 0;
-
-	if (sbx_read_file(p, 1 << 16, &buf, NULL) == 0)
-		pid = strtol(buf, NULL, 10);
-	if (pid <= 0)
-		*why = sbx_asprintf("container %s has no process left to see its files through",
-				    sbx_json_str(s->container, "name") ?: "?");
-	free(p);
-	free(buf);
-	return pid > 0 ? (pid_t)pid : 0;
-}
-
 int sbx_grant_keys(const struct sbx_session_rt *s, const struct sbx_grant_obj *o,
 		   struct sbx_grant_key **keys, size_t *n, char **why)
 {
@@ -211,7 +193,7 @@ int sbx_grant_keys(const struct sbx_session_rt *s, const struct sbx_grant_obj *o
 		if (s->container) {
 			/* the same object, seen as the container sees it; the
 			 * key itself is the identity the kernel recorded */
-			pid_t pid = container_pid(s, why);
+			pid_t pid = sbx_container_pid(s, why);
 
 			if (!pid)
 				return -ESTALE;
