@@ -588,6 +588,8 @@ enum sbx_builtin_rule {
 							 * session, passed in */
 	SBX_RULE_DEVICE_NODE	= SBX_RULE_BUILTIN + 27,/* a block or character device
 							 * node made by a session */
+	SBX_RULE_MOUNT_MOVED	= SBX_RULE_BUILTIN + 28,/* a container's mount whose host
+							 * directory moved since it started */
 	SBX_RULE_BUILTIN_END,	/* one past the last: new built-in rules go above */
 };
 

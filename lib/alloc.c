@@ -75,25 +75,3 @@ void *sbx_grow(void *p, size_t *cap, size_t need, size_t size, size_t first)
 		*cap = n;
 	return p;
 }
-
-char **sbx_strv_dup(char *const *v)
-{
-	size_t n = 0;
-	char **c;
-
-	if (!v)
-		return NULL;
-	while (v[n])
-		n++;
-	c = sbx_calloc(n + 1, sizeof(*c));
-	for (size_t i = 0; i < n; i++)
-		c[i] = sbx_strdup(v[i]);
-	return c;
-}
-
-void sbx_strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}

@@ -18,9 +18,6 @@ char *sbx_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 
 char *sbx_strdup(const char *s);		/* NULL gives "" */
 void *sbx_calloc(size_t n, size_t size);
 void *sbx_realloc_array(void *p, size_t n, size_t size);
-/* A NULL-terminated string vector: a deep copy (NULL for NULL), and its free. */
-char **sbx_strv_dup(char *const *v);
-void sbx_strv_free(char **v);
 
 /*
  * Room for need elements of size bytes in p, which has room for *cap: the

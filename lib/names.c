@@ -278,6 +278,10 @@ const char *sbx_builtin_rule_text(uint32_t id)
 	case SBX_RULE_DEVICE_NODE:
 		return "built-in device-node: a block or character device node; it would be the "
 		       "device (a disk, memory) to whoever opens it later, outside the session too";
+	case SBX_RULE_MOUNT_MOVED:
+		return "built-in mount-moved: a directory mounted into the container was moved, "
+		       "removed or replaced on the host since the container started, so what the "
+		       "policy decides there is no longer known";
 	default:
 		return "built-in rule";
 	}
@@ -313,6 +317,7 @@ const char *sbx_builtin_rule_name(uint32_t id)
 		[SBX_RULE_LANDLOCK - SBX_RULE_BUILTIN] = "landlock",
 		[SBX_RULE_SOCKET_OUTSIDE - SBX_RULE_BUILTIN] = "socket-outside",
 		[SBX_RULE_DEVICE_NODE - SBX_RULE_BUILTIN] = "device-node",
+		[SBX_RULE_MOUNT_MOVED - SBX_RULE_BUILTIN] = "mount-moved",
 	};
 	uint32_t i = id - SBX_RULE_BUILTIN;
 

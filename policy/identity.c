@@ -35,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
@@ -318,21 +320,50 @@ static const char *ftype_name(mode_t m)
 	return "unknown";
 }
 
+int sbx_open_in(pid_t pid, int dirfd, const char *path, unsigned flags)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (flags & SBX_IN_NOFOLLOW ? O_NOFOLLOW : 0),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
+			   (flags & SBX_IN_NO_SYMLINKS ? RESOLVE_NO_SYMLINKS : 0),
+	};
+	char root[64];
+	int rfd = dirfd, fd = -EAGAIN;
+
+	if (rfd < 0) {
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+		rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rfd < 0)
+			return -errno;
+	}
+	/* EAGAIN: a rename or mount raced a ".." of the lookup */
+	for (int i = 0; i < 8 && fd == -EAGAIN; i++) {
+		fd = (int)syscall(SYS_openat2, rfd, path, &how, sizeof(how));
+		if (fd < 0)
+			fd = -errno;
+	}
+	if (rfd != dirfd)
+		close(rfd);
+	return fd;
+}
+
+int sbx_kident_fd_in(int fd, pid_t pid, uint32_t *dev, uint64_t *ino)
+{
+	return kident_fdinfo_in(fd, pid, dev, ino);
+}
+
 /* pid: path is as pid sees it, through its root and its mounts; 0: ours */
 static int objid_nofollow(const char *path, pid_t pid, struct sbx_objid *id)
 {
 	struct stat st;
-	char *in = NULL;
 	int fd, err;
 
-	if (pid && asprintf(&in, "/proc/%d/root%s", (int)pid, path) < 0)
-		return -ENOMEM;
 	/* one descriptor for every fact, so that they are of one object
-	 * even if the name is swapped meanwhile */
-	fd = open(in ? in : path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	free(in);
+	 * even if the name is swapped meanwhile; a container's absolute
+	 * symbolic links lead where they lead in it, not in ours */
+	fd = pid ? sbx_open_in(pid, -1, path, SBX_IN_NOFOLLOW) : open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return pid ? fd : -errno;
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
 		close(fd);
@@ -403,7 +434,12 @@ static int objid_check(const char *path, pid_t pid, bool new_name, uint32_t dev,
 	if (e)
 		return *why = stale(&rc, "%s: %s", path, strerror(-e)), rc;
 	if (!strcmp(id.type, "symlink")) {
-		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		int fd = pid ? sbx_open_in(pid, -1, path, SBX_IN_NOFOLLOW) : open(path, O_PATH | O_NOFOLLOW |
+									    O_CLOEXEC);
+		ssize_t n = fd >= 0 ? readlinkat(fd, "", target, sizeof(target) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
 
 		target[n > 0 ? n : 0] = 0;
 		return *why = stale(&rc, "%s is now a symbolic link (to %s); the request was "

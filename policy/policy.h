@@ -272,11 +272,24 @@ struct sbx_decide_dir *sbx_decide_dir_open(const char *dir);
 void sbx_decide_dir_close(struct sbx_decide_dir *d);
 int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
 			const char *name, struct sbx_decision out[SBX_ACC_MAX]);
-/* The policy's decision at root, put on root's own inode, for a bind
- * mount of root in a container (graft.c). -EPERM with *why for a root the
- * policy cannot carry there (inside a .sandbox or a protected directory);
- * other -errno with *why (malloc'd) when root cannot be decided. */
-int sbx_compiled_graft(struct sbx_compiled *c, const char *root, char **why);
+/* A container's mount root: the host path it was mounted from, and what
+ * was there when the container was adopted (sbx_kident). */
+struct sbx_graft {
+	char *path;
+	uint32_t dev;
+	uint64_t ino;
+};
+/* The policy's decision at g->path, put on the mount root's inode
+ * (graft.c). When g->path is gone, names another object or cannot be
+ * decided, the root is denied every access (built-in mount-moved) and 0
+ * is returned: a host agent that moves a mounted directory does not fail
+ * the next compile (nor the machine floor's all-or-none apply with it).
+ * -EPERM with *why (malloc'd) for a root the policy cannot carry there
+ * (inside a .sandbox or a protected directory); -ENOMEM. */
+int sbx_compiled_graft(struct sbx_compiled *c, const struct sbx_graft *g, char **why);
+/* Arrays of grafts end at one whose path is NULL. */
+struct sbx_graft *sbx_grafts_dup(const struct sbx_graft *v);
+void sbx_grafts_free(struct sbx_graft *v);
 /* addr: 4 or 16 bytes in network order; port host order; proto 6/17/0 */
 int sbx_decide_net(const struct sbx_compiled *c, int family, const uint8_t *addr,
 		   uint16_t port, uint8_t proto, struct sbx_decision *out);
@@ -328,6 +341,18 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
  * /proc/self/fdinfo and /proc/self/mountinfo (policy/identity.c). */
 int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
 int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino);
+/* The same for a descriptor of process pid's mount namespace (a
+ * container's): its mount ids are that namespace's. */
+int sbx_kident_fd_in(int fd, pid_t pid, uint32_t *dev, uint64_t *ino);
+/* path as process pid sees it, from dirfd (a directory in its mount
+ * namespace; -1: pid's root), its absolute symbolic links kept inside
+ * that root as the container's own lookups are (openat2 RESOLVE_IN_ROOT).
+ * An O_PATH descriptor, or -errno. */
+enum {
+	SBX_IN_NOFOLLOW		= 1 << 0,	/* not a symbolic link at the end */
+	SBX_IN_NO_SYMLINKS	= 1 << 1,	/* nor anywhere on the way */
+};
+int sbx_open_in(pid_t pid, int dirfd, const char *path, unsigned flags);
 /* The two ways sbx_kident() takes (for the test that compares them):
  * one statx where the file system reports the kernel's pair (0; 1 when it
  * does not, or the mount is not known yet), and O_PATH + fdinfo. */

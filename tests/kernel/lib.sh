@@ -102,7 +102,8 @@ expect() {
 # last stdout line" for each. Probes of one policy share a session: a
 # session's start (the policy's compile, on the fallback tier its Landlock
 # plan) is most of a probe's time under TCG, and a verdict does not depend
-# on which session of the policy asks
+# on which session of the policy asks. EACH_SESSION=in_root_session: a
+# session of root's
 each_in_session() {
 	local pol=$1 a i line script=
 	local -a cmd=()
@@ -118,7 +119,7 @@ each_in_session() {
 		done
 		script+="r=\$($line 2>/dev/null | tail -n 1); printf '%s\t%s\n' $(printf %q "$i") \"\$r\""$'\n'
 	done
-	in_session "$pol" bash -c "$script"
+	"${EACH_SESSION:-in_session}" "$pol" bash -c "$script"
 }
 
 # expect_each WANT POLICY CMD... -- ITEM...: each_in_session, and every

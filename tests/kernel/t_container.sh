@@ -280,6 +280,62 @@ test_podman_reads_the_hooks_file_and_its_container_is_a_session() {
 		-v $THOME/.ssh:/root/.ssh:ro localhost/sbx-bb /bin/sbxtest open /root/.ssh/id_rsa
 }
 
+# A mount's source as the daemon grafts it must be what the runtime
+# mounted: a source swapped in between (here by a createRuntime hook that
+# runs before bpfsbx's, as another agent could) is refused; a mounted
+# directory moved away on the host later is denied by its identity at the
+# next compile, which does not fail (a floor's apply is all-or-none)
+test_a_mount_source_swapped_or_moved_is_not_trusted() {
+	command -v runc >/dev/null || skip "runc is not installed (make deps)"
+	[ $TIER = bpf-lsm ] || skip "container sessions need the bpf-lsm tier"
+	ctr_fixtures
+	rm -rf $PROJ/swap $PROJ/mnt $THOME/.ssh/old
+	# a directory no other mount of the container brings in (~/.ssh/deploy
+	# is mounted at /keys: its own graft would hold it)
+	mkdir -p $THOME/.ssh/old && echo OLD-KEY >$THOME/.ssh/old/notes
+	chown -R $TUSER:$TUSER $THOME/.ssh/old
+	ln -s $THOME/.ssh/old $PROJ/swap
+	bundle c9 c9 '.hooks.createRuntime = [{"path": "/bin/sh", "args": ["sh", "-c",
+			"/bin/rm -f '"$PROJ"'/swap && /bin/mkdir '"$PROJ"'/swap"]}] + .hooks.createRuntime
+		      | .mounts += [{"destination": "/data", "type": "bind", "source": "'"$PROJ"'/swap",
+				     "options": ["rbind", "ro"]}]'
+	echo 'echo RAN; sbxtest open /data/notes; cat /data/notes' >$SHARE/c9.sh
+	! (cd $CTR/c9 && runc run c9 >/tmp/ctr-c9.out 2>&1) || fail "a swapped mount ran: $(cat /tmp/ctr-c9.out)"
+	grep -q "mount at [^ ]*/data (.*) is not the root of any of its sources" /tmp/ctr-c9.out ||
+		fail "the reason: $(cat /tmp/ctr-c9.out)"
+	! grep -q RAN /tmp/ctr-c9.out || fail "the container's program ran"
+	runc delete -f c9 2>/dev/null || true
+	# moved after it started
+	mkdir -p $PROJ/mnt/sub
+	echo DATA >$PROJ/mnt/sub/f
+	chown -R $TUSER:$TUSER $PROJ/mnt
+	bundle c8 c8 '.mounts += [{"destination": "/sub", "type": "bind", "source": "'"$PROJ"'/mnt/sub",
+				   "options": ["rbind", "ro"]}]'
+	cat >$SHARE/c8.sh <<'EOF'
+sbxtest open /sub/f >/share/before.out 2>&1
+echo up >/share/up
+while [ ! -e /share/go ]; do sleep 0.1; done
+sbxtest open /sub/f >/share/after.out 2>&1
+exit 0
+EOF
+	(cd $CTR/c8 && runc run c8 >/tmp/ctr-c8.out 2>&1) &
+	local ctr=$! sess out pol
+	wait_for test -e $SHARE/up || fail "the container did not start: $(cat /tmp/ctr-c8.out)"
+	grep -qx OK $SHARE/before.out || fail "the mount before the move: $(cat $SHARE/before.out)"
+	sess=$(ctr_session c8)
+	mv $PROJ/mnt/sub $PROJ/mnt/elsewhere
+	pol=$("$SBX" status --json | python3 -S -c '
+import json, sys
+print([s["policy"] for s in json.load(sys.stdin)["sessions"] if (s.get("container") or {}).get("id") == "c8"][0])')
+	out=$("$SBX" reload "${sess%% *}" --policy "$pol" 2>&1) || fail "reload with a moved mount: $out"
+	touch $SHARE/go
+	wait $ctr || fail "runc run c8: $(cat /tmp/ctr-c8.out)"
+	grep -qx "ERR EPERM" $SHARE/after.out || fail "the moved mount: $(cat $SHARE/after.out)"
+	event verdict=deny object=/sub/f rule.name=mount-moved container.id=c8
+	runc delete c8 2>/dev/null || true
+	rm -rf $PROJ/swap $PROJ/mnt $THOME/.ssh/old
+}
+
 # A device node is the device to whoever opens it later: a container's
 # root with CAP_MKNOD (podman's default) could leave one of the host's
 # disk in the project for a process outside. No session makes one; a

@@ -233,19 +233,20 @@ test_terminals_are_decided_by_device_not_path() {
 
 # root in a session passes every permission check: only the rule stops it
 test_vts_the_console_and_screen_memory_are_refused() {
-	local d
+	local d devs=()
 	for d in /dev/tty1 /dev/tty2 /dev/console /dev/ttyS1 /dev/vcs /dev/vcsa /dev/vcs1 /dev/vcsa1; do
-		[ -c $d ] || continue
-		expect "ERR EPERM" tt_root python3 -S $TT_PY open $d w x
-		expect "ERR EPERM" tt_root python3 -S $TT_PY open $d r
+		[ -c $d ] && devs+=($d)
 	done
+	[ ${#devs[@]} -ge 2 ] || fail "no VT or console device here: ${devs[*]}"
+	# root's sessions, each opening every device in turn
+	EACH_SESSION=in_root_session expect_each "ERR EPERM" $RT python3 -S $TT_PY open {} w x -- "${devs[@]}"
+	EACH_SESSION=in_root_session expect_each "ERR EPERM" $RT python3 -S $TT_PY open {} r -- "${devs[@]}"
 	# the screen memory by device: /dev/vcs may not exist here
 	rm -rf /srv/ttycopy && mkdir -p /srv/ttycopy
 	mknod /srv/ttycopy/vcs c 7 1 && mknod /srv/ttycopy/vcsa c 7 129
 	mknod /srv/ttycopy/console c 5 1
-	for d in /srv/ttycopy/vcs /srv/ttycopy/vcsa /srv/ttycopy/console; do
-		expect "ERR EPERM" tt_root python3 -S $TT_PY open $d r
-	done
+	EACH_SESSION=in_root_session expect_each "ERR EPERM" $RT python3 -S $TT_PY open {} r -- \
+		/srv/ttycopy/vcs /srv/ttycopy/vcsa /srv/ttycopy/console
 	event operation=open_read object=/srv/ttycopy/vcsa verdict=deny rule.id=$TERMINAL_RULE
 }
 

@@ -627,6 +627,17 @@ static const struct sbx_inode_entry *entry_of(const struct sbx_compiled *c, cons
 	return NULL;
 }
 
+/* A graft of path with what is there now, as a container adopted now has
+ * it (user/daemon/containers.c). */
+static int graft_now(struct sbx_compiled *c, const char *path, char **why)
+{
+	struct sbx_graft g = { .path = (char *)path };
+
+	if (sbx_kident(path, true, &g.dev, &g.ino))
+		return -ENOENT;
+	return sbx_compiled_graft(c, &g, why);
+}
+
 /*
  * A container's bind mount is entered at its root, from the container's
  * side (policy/graft.c): the root carries what the host decides there,
@@ -651,7 +662,7 @@ SBX_TEST(policy_semantics, a_graft_carries_the_host_decision_onto_a_mount_root)
 	pub = pt_path("%s/secret/public", f.proj);
 	sb = pt_path("%s/.sandbox/escalations", f.proj);
 	CU_ASSERT_PTR_NULL(entry_of(&f.c, sub));
-	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, sub, &why), 0);
+	CU_ASSERT_EQUAL(graft_now(&f.c, sub, &why), 0);
 	e = entry_of(&f.c, sub);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
 	CU_ASSERT_EQUAL(e->v.verdict[R], SBX_V_DENY);	/* secret/'s, from above */
@@ -660,7 +671,7 @@ SBX_TEST(policy_semantics, a_graft_carries_the_host_decision_onto_a_mount_root)
 	CU_ASSERT_STRING_EQUAL(sbx_policy_rule(f.p, e->v.rule_id[R])->pattern,
 			       "${PROJECT}/secret/");
 	/* an object of its own rule keeps it, and gets the rest */
-	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, pub, &why), 0);
+	CU_ASSERT_EQUAL(graft_now(&f.c, pub, &why), 0);
 	e = entry_of(&f.c, pub);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
 	CU_ASSERT_EQUAL(e->v.verdict[R], SBX_V_ALLOW);
@@ -672,15 +683,62 @@ SBX_TEST(policy_semantics, a_graft_carries_the_host_decision_onto_a_mount_root)
 	CU_ASSERT_EQUAL(pv(&f, "secret/public/readme", R), SBX_V_ALLOW);
 	CU_ASSERT_EQUAL(pv(&f, "secret/sub/key", W), SBX_V_ALLOW);
 	/* the queue cannot be mounted into a session */
-	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, sb, &why), -EPERM);
+	CU_ASSERT_EQUAL(graft_now(&f.c, sb, &why), -EPERM);
 	CU_ASSERT_PTR_NOT_NULL(why && strstr(why, ".sandbox"));
 	free(why);
 	why = NULL;
-	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, "/nonexistent/x", &why), -ENOENT);
-	free(why);
 	free(sub);
 	free(pub);
 	free(sb);
+	fix_end(&f);
+}
+
+/*
+ * A mounted directory that a host agent moves, removes or replaces after
+ * the container started: the next compile of the container's policy (a
+ * reload, a new machine floor) denies the mount root everything, by its
+ * identity, and does not fail (which would fail the floor's all-or-none
+ * apply for every session).
+ */
+SBX_TEST(policy_semantics, a_graft_whose_source_moved_denies_its_root_and_compiles)
+{
+	struct fix f;
+	char *why = NULL, *sub, *moved, *readme;
+	struct sbx_graft g = {};
+	const struct sbx_inode_entry *e;
+
+	fix_start(&f);
+	touch(&f, "data/sub/key");
+	touch(&f, "readme");
+	CU_ASSERT_FATAL(fix_compile(&f,
+		"    - {path: \"${PROJECT}\", access: [read, write], verdict: allow, reason: ws}\n"));
+	sub = pt_path("%s/data/sub", f.proj);
+	moved = pt_path("%s/moved", f.proj);
+	readme = pt_path("%s/readme", f.proj);
+	g.path = sub;
+	CU_ASSERT_FATAL(sbx_kident(sub, true, &g.dev, &g.ino) == 0);
+	CU_ASSERT_FATAL(rename(sub, moved) == 0);
+	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, &g, &why), 0);
+	CU_ASSERT_PTR_NULL(why);
+	e = entry_of(&f.c, moved);	/* the mount root, wherever it is now */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	for (int a = 0; a < SBX_ACC_MAX; a++) {
+		CU_ASSERT_EQUAL(e->v.verdict[a], SBX_V_DENY);
+		CU_ASSERT_EQUAL(e->v.rule_id[a], SBX_RULE_MOUNT_MOVED);
+	}
+	/* its path now names another directory: that one is not the root */
+	CU_ASSERT_FATAL(mkdir(sub, 0755) == 0);
+	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, &g, &why), 0);
+	CU_ASSERT_PTR_NULL(entry_of(&f.c, sub));
+	CU_ASSERT_EQUAL(entry_of(&f.c, moved)->v.verdict[R], SBX_V_DENY);
+	/* a file in its place: the same */
+	CU_ASSERT_FATAL(rmdir(sub) == 0);
+	CU_ASSERT_FATAL(rename(readme, sub) == 0);
+	CU_ASSERT_EQUAL(sbx_compiled_graft(&f.c, &g, &why), 0);
+	CU_ASSERT_PTR_NULL(entry_of(&f.c, sub));
+	free(sub);
+	free(moved);
+	free(readme);
 	fix_end(&f);
 }
 

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include "lib/alloc.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
@@ -238,20 +239,298 @@ static char *bundle_path(const char *bundle, const char *p)
 	return p[0] == '/' ? sbx_strdup(p) : sbx_asprintf("%s/%s", bundle, p);
 }
 
+/* one graft: the host path and what is there now */
+static int graft_at(struct sbx_graft *g, char *path, char **err)
+{
+	int rc = sbx_kident(path, true, &g->dev, &g->ino);
+
+	if (rc) {
+		*err = sbx_asprintf("%s: %s", path, strerror(-rc));
+		free(path);
+		return rc;
+	}
+	g->path = path;
+	return 0;
+}
+
+/* a line of a mountinfo file */
+struct mnt_line {
+	int id;
+	unsigned maj, min;
+	char *point;		/* where it is mounted, unescaped, in the text */
+	char fstype[32];
+};
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++, o++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = 0;
+}
+
+/* Parse one line in place; false for a line that is not one. */
+static bool mnt_parse(char *l, struct mnt_line *m)
+{
+	char *sep = strstr(l, " - "), *f[5], *save = NULL;
+	int parent;
+
+	if (!sep || sscanf(l, "%d %d %u:%u", &m->id, &parent, &m->maj, &m->min) != 4 ||
+	    sscanf(sep + 3, "%31s", m->fstype) != 1)
+		return false;
+	*sep = 0;
+	f[0] = strtok_r(l, " ", &save);
+	for (int i = 1; i < 5; i++)
+		if (!(f[i] = strtok_r(NULL, " ", &save)))
+			return false;
+	m->point = f[4];
+	unescape(m->point);
+	return true;
+}
+
+/* Is p at or below dir (both canonical)? */
+static bool below(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return true;
+	return !strncmp(p, dir, n) && (p[n] == 0 || p[n] == '/');
+}
+
+/* the devices of our mount namespace's mounts, the host's */
+static bool host_device(const char *host, unsigned maj, unsigned min)
+{
+	char pat[32];
+	int n = snprintf(pat, sizeof(pat), " %u:%u ", maj, min);
+
+	for (const char *l = host; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *sp = strchr(l, ' ');
+
+		sp = sp ? strchr(sp + 1, ' ') : NULL;	/* after the id and the parent */
+		if (sp && !strncmp(sp, pat, (size_t)n))
+			return true;
+	}
+	return false;
+}
+
 /*
- * The host paths the container sees its files through, from its
- * config.json: its root filesystem and every bind mount's source. The
- * kernel's walk enters each at its root from inside, so each carries the
- * policy's decision there (policy/graft.c). NULL-terminated; NULL and
- * *err when the configuration cannot be read: a container whose mounts
- * are not known is not started.
+ * A file system the runtime made for the container, which shows no host
+ * file: proc, sysfs, cgroup, mqueue, devpts, and a tmpfs of no host
+ * mount (a bind of a host tmpfs directory is the host's, and is checked).
  */
-static char **container_grafts(const char *bundle, char **err)
+static bool own_mount(const struct mnt_line *m, const char *host)
+{
+	static const char *const own[] = { "proc", "sysfs", "devpts", "mqueue", "cgroup",
+					   "cgroup2", NULL };
+
+	for (int i = 0; own[i]; i++)
+		if (!strcmp(m->fstype, own[i]))
+			return true;
+	return !strcmp(m->fstype, "tmpfs") && !host_device(host, m->maj, m->min);
+}
+
+/* Another mount at the same point after line l (it hides l's)? */
+static bool covered(const char *l, const char *point)
+{
+	char *copy = NULL;
+	bool c = false;
+
+	for (l = strchr(l, '\n'); !c && l && l[1]; l = strchr(l + 1, '\n')) {
+		struct mnt_line m;
+		const char *e = strchr(l + 1, '\n');
+
+		free(copy);
+		copy = e ? strndup(l + 1, (size_t)(e - l - 1)) : strdup(l + 1);
+		c = copy && mnt_parse(copy, &m) && !strcmp(m.point, point);
+	}
+	free(copy);
+	return c;
+}
+
+/* an accepted mount: where the container has it, and its host path */
+struct seen {
+	char *point;
+	char *host;
+};
+
+/*
+ * A mount that is no graft's root may be a host mount that an rbind
+ * brought in below one that is: the host has it at the same place below
+ * that bind's source. The kernel's walk then goes up from it through the
+ * host's directories to the bind's root and its graft, as on the host.
+ * dev, ino: its root's identity. Its host path (malloc'd), or NULL: a
+ * mount of no source.
+ */
+static char *host_submount(const struct seen *ok, size_t n, const char *point, uint32_t dev,
+			   uint64_t ino)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	const struct seen *up = NULL;
+	struct statx sx;
+	uint32_t hdev;
+	uint64_t hino;
+	char *host;
+	int hfd;
+
+	for (size_t i = 0; i < n; i++)
+		if (below(point, ok[i].point) && strcmp(point, ok[i].point) &&
+		    (!up || strlen(ok[i].point) > strlen(up->point)))
+			up = &ok[i];
+	if (!up)
+		return NULL;
+	host = sbx_asprintf("%s%s", strcmp(up->host, "/") ? up->host : "",
+			    point + (strcmp(up->point, "/") ? strlen(up->point) : 0));
+	hfd = (int)syscall(SYS_openat2, AT_FDCWD, host, &how, sizeof(how));
+	if (hfd < 0 || statx(hfd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO, &sx) ||
+	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || sbx_kident_fd(hfd, &hdev, &hino) ||
+	    hdev != dev || hino != ino) {
+		free(host);
+		host = NULL;
+	}
+	if (hfd >= 0)
+		close(hfd);
+	return host;
+}
+
+/*
+ * runc runs createRuntime after it made the container's mounts and
+ * before pivot_root. The grafts were made on what each source path names
+ * now; a source swapped since the runtime mounted it (a symbolic link
+ * that led elsewhere then), a mount point renamed, or a mount that
+ * config.json no longer lists would leave a mount root the kernel's walk
+ * enters with no graft on it. So every mount of the container, as its
+ * mount namespace lists them, must be the root of one of the grafts, or
+ * a host mount an rbind brought in below one (host_submount), found by
+ * its mount id (not by a name that can be swapped); a mount the runtime
+ * has not made yet fails it too. 0, or -EPERM with *err.
+ */
+static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const char *cfgpath,
+			     char **err)
+{
+	struct stat its, ours;
+	char p[64], *text = NULL, *host = NULL, *l, *next, *top = NULL;
+	struct seen *ok = NULL;
+	size_t n_ok = 0, cap = 0;
+	int rootfd, fd, rc = 0;
+
+	snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+	rootfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0 || fstat(rootfd, &its) || stat("/", &ours)) {
+		*err = sbx_asprintf("the container's root: %s", strerror(errno));
+		if (rootfd >= 0)
+			close(rootfd);
+		return -EPERM;
+	}
+	/* before pivot_root its root is the host's, and its mounts are
+	 * below its root filesystem's path; after, all of them are its */
+	if (its.st_dev == ours.st_dev && its.st_ino == ours.st_ino) {
+		top = realpath(g[0].path, NULL);
+		if (!top) {
+			*err = sbx_asprintf("%s: %s", g[0].path, strerror(errno));
+			close(rootfd);
+			return -EPERM;
+		}
+	}
+	snprintf(p, sizeof(p), "/proc/%d/mountinfo", (int)pid);
+	rc = sbx_read_file(p, 16u << 20, &text, NULL);
+	if (!rc)
+		rc = sbx_read_file("/proc/self/mountinfo", 16u << 20, &host, NULL);
+	if (rc) {
+		*err = sbx_asprintf("the container's mounts: %s", strerror(-rc));
+		rc = -EPERM;
+	}
+	for (l = text; !rc && l && *l; l = next) {
+		struct mnt_line m;
+		struct statx sx;
+		uint32_t dev;
+		uint64_t ino;
+		char *line, *hpath = NULL;
+
+		next = strchr(l, '\n');
+		line = next ? strndup(l, (size_t)(next - l)) : strdup(l);
+		if (next)
+			next++;
+		if (!line || !mnt_parse(line, &m) || !below(m.point, top ? top : "/") ||
+		    own_mount(&m, host)) {
+			free(line);
+			continue;
+		}
+		fd = sbx_open_in(pid, rootfd, m.point, SBX_IN_NOFOLLOW | SBX_IN_NO_SYMLINKS);
+		if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID,
+				     &sx) == 0 && (sx.stx_mask & STATX_MNT_ID) &&
+		    sx.stx_mnt_id != (uint64_t)m.id && covered(l, m.point)) {
+			/* hidden below a later mount at its point, which is
+			 * checked in its turn */
+			close(fd);
+			free(line);
+			continue;
+		}
+		if (fd >= 0 && (sx.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id == (uint64_t)m.id &&
+		    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) &&
+		    !sbx_kident_fd_in(fd, pid, &dev, &ino)) {
+			for (size_t i = 0; !hpath && g[i].path; i++)
+				if (g[i].dev == dev && g[i].ino == ino)
+					hpath = realpath(g[i].path, NULL);
+			if (!hpath)
+				hpath = host_submount(ok, n_ok, m.point, dev, ino);
+		}
+		if (hpath) {
+			if (!SBX_GROW(ok, cap, n_ok + 1, 16))
+				abort();
+			ok[n_ok].point = sbx_strdup(m.point);
+			ok[n_ok++].host = hpath;
+		} else {
+			*err = sbx_asprintf("%s: the container's mount at %s (%s) is not the root of "
+					    "any of its sources as they are now%s%s: a source "
+					    "replaced since the runtime mounted it (or that led "
+					    "elsewhere then), a mount point moved, or a mount that "
+					    "config.json does not list, so the policy there is not "
+					    "known", cfgpath, m.point, m.fstype, fd < 0 ? ": " : "",
+					    fd < 0 ? strerror(-fd) : "");
+			rc = -EPERM;
+		}
+		if (fd >= 0)
+			close(fd);
+		free(line);
+	}
+	for (size_t i = 0; i < n_ok; i++) {
+		free(ok[i].point);
+		free(ok[i].host);
+	}
+	free(ok);
+	free(text);
+	free(host);
+	free(top);
+	close(rootfd);
+	return rc;
+}
+
+/*
+ * The mount roots the container sees its files through, from its
+ * config.json: its root filesystem and every bind mount's source, each
+ * with its identity, which must be the mount's as the container sees it.
+ * The kernel's walk enters each at its root from inside, so each carries
+ * the policy's decision at its host path (policy/graft.c). Ended by a
+ * NULL path; NULL and *err when they cannot be known: a container whose
+ * mounts are not known is not started.
+ */
+static struct sbx_graft *container_grafts(const char *bundle, pid_t pid, char **err)
 {
 	char *path, *text = NULL;
-	json_t *cfg, *m;
+	json_t *cfg, *m, *mounts;
 	json_error_t je;
-	char **v;
+	struct sbx_graft *v;
 	size_t n = 0, i;
 	int rc;
 
@@ -285,11 +564,19 @@ static char **container_grafts(const char *bundle, char **err)
 		free(path);
 		return NULL;
 	}
-	v = sbx_calloc(json_array_size(json_object_get(cfg, "mounts")) + 2, sizeof(*v));
-	v[n++] = bundle_path(bundle, sbx_json_str(json_object_get(cfg, "root"), "path"));
-	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
+	mounts = json_object_get(cfg, "mounts");
+	v = sbx_calloc(json_array_size(mounts) + 2, sizeof(*v));
+	rc = graft_at(&v[n], bundle_path(bundle, sbx_json_str(json_object_get(cfg, "root"),
+							       "path")), err);
+	if (!rc)
+		n++;
+	json_array_foreach(mounts, i, m) {
+		if (rc)
+			break;
 		if (is_bind(m) && sbx_json_str(m, "source")) {
-			v[n++] = bundle_path(bundle, sbx_json_str(m, "source"));
+			rc = graft_at(&v[n], bundle_path(bundle, sbx_json_str(m, "source")), err);
+			if (!rc)
+				n++;
 		} else if (!is_own_fs(m)) {
 			*err = sbx_asprintf("%s: the mount at %s is of type %s, which may show host "
 					    "files the policy cannot follow into it (bind mounts and "
@@ -297,14 +584,17 @@ static char **container_grafts(const char *bundle, char **err)
 					    "cgroup are taken)", path,
 					    sbx_json_str(m, "destination") ?: "?",
 					    sbx_json_str(m, "type") ?: "(none)");
-			sbx_strv_free(v);
-			json_decref(cfg);
-			free(path);
-			return NULL;
+			rc = -EPERM;
 		}
 	}
+	if (!rc)
+		rc = mounts_are_grafts(pid, v, path, err);
 	json_decref(cfg);
 	free(path);
+	if (rc) {
+		sbx_grafts_free(v);
+		return NULL;
+	}
 	return v;
 }
 
@@ -327,7 +617,8 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
 	const char *project = sbx_json_str(req, "project");
 	json_t *pidj = json_object_get(state, "pid"), *identity, *diags = NULL, *r;
 	struct sbx_session_rt *s;
-	char *cgroup, *policy, *err = NULL, **grafts;
+	char *cgroup, *policy, *err = NULL;
+	struct sbx_graft *grafts;
 	struct passwd *pw;
 	struct stat st;
 	int pidfd, rc;
@@ -366,13 +657,22 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
 		return sbx_ctl_error("adopt: container %s: process %d: %s", id, (int)pid,
 				     strerror(errno));
 	cgroup = container_cgroup(d, pid, pidfd, &err);
-	close(pidfd);
 	if (!cgroup) {
+		close(pidfd);
 		r = sbx_ctl_error("adopt: container %s: %s", id, err);
 		free(err);
 		return r;
 	}
-	grafts = container_grafts(bundle, &err);
+	grafts = container_grafts(bundle, pid, &err);
+	/* its mounts were read through /proc/PID: of this process only if
+	 * it still lives (a pid is reused once it is gone) */
+	if (grafts && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0)) {
+		sbx_grafts_free(grafts);
+		grafts = NULL;
+		err = sbx_asprintf("the container's process %d exited while it was adopted",
+				   (int)pid);
+	}
+	close(pidfd);
 	if (!grafts) {
 		free(cgroup);
 		r = sbx_ctl_error("adopt: container %s: %s", id, err);
@@ -381,7 +681,7 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
 	}
 	policy = project_policy(project);
 	if (!policy) {
-		sbx_strv_free(grafts);
+		sbx_grafts_free(grafts);
 		free(cgroup);
 		return sbx_ctl_error("adopt: container %s: no %s/.sandbox/policy.yaml, and the "
 				     "shipped agent-default policy is not installed", id, project);
@@ -393,14 +693,14 @@ json_t *sbx_container_adopt(struct sbx_daemon *d, json_t *req)
 	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
 		free(cgroup);
 		free(policy);
-		sbx_strv_free(grafts);
+		sbx_grafts_free(grafts);
 		return sbx_ctl_error("adopt: container %s: the project's owner (uid %u) has no "
 				     "home directory, which the policy's ~ needs", id, st.st_uid);
 	}
 	identity = sbx_container_identity(id, bundle, ann);
 	rc = sbx_session_create_adopted(d, pid, st.st_uid, pw->pw_gid, policy,
 					project, cgroup, identity, grafts, &s, &err, &diags);
-	sbx_strv_free(grafts);
+	sbx_grafts_free(grafts);
 	free(cgroup);
 	free(policy);
 	if (rc) {

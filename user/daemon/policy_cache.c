@@ -477,7 +477,7 @@ static void hand_out(const struct sbx_pcache *e, struct sbx_policy_use *u)
 
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
 		      const char *project, const char *policy_path, bool learn,
-		      char *const *grafts, enum sbx_obtain how, struct sbx_policy_use *u,
+		      const struct sbx_graft *grafts, enum sbx_obtain how, struct sbx_policy_use *u,
 		      char **err)
 {
 	struct sbx_compiled_rt c = {};
@@ -514,12 +514,12 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	}
 	rc = sbx_policy_compile_as(uid, gid, home, project, policy_path, d->next_policy_id++,
 				   how == SBX_OBTAIN_LIVE, learn, &c, err);
-	for (char *const *g = grafts; !rc && g && *g; g++) {
+	for (const struct sbx_graft *g = grafts; !rc && g && g->path; g++) {
 		char *why = NULL;
 
-		rc = sbx_compiled_graft(&c.c, *g, &why);
+		rc = sbx_compiled_graft(&c.c, g, &why);
 		if (rc) {
-			*err = sbx_asprintf("the container's mount %s", why ? why : *g);
+			*err = sbx_asprintf("the container's mount %s", why ? why : g->path);
 			free(why);
 		}
 	}

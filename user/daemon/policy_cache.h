@@ -70,11 +70,11 @@ enum sbx_obtain {
 				 * floor (sbx_policy_env.floor_live) */
 };
 /* A policy for these parameters in the kernel: a recent identical one, or
- * compiled and applied now (learn: as run --learn has it; grafts: the host
- * paths a container has bind-mounted, NULL-terminated, policy/graft.c). */
+ * compiled and applied now (learn: as run --learn has it; grafts: a
+ * container's mount roots, ended by a NULL path, policy/graft.c). */
 int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *home,
 		      const char *project, const char *policy_path, bool learn,
-		      char *const *grafts, enum sbx_obtain how, struct sbx_policy_use *u,
+		      const struct sbx_graft *grafts, enum sbx_obtain how, struct sbx_policy_use *u,
 		      char **err);
 void sbx_policy_use_free(struct sbx_policy_use *u);
 /* s takes u's tables and header (u keeps only its diagnostics). */

@@ -185,7 +185,7 @@ static void phase_done(struct sbx_daemon *d, enum sbx_start_phase i, uint64_t *t
 struct adopt {
 	const char *cgroup;
 	json_t *identity;
-	char *const *grafts;	/* its bind mounts' host paths (policy/graft.c) */
+	const struct sbx_graft *grafts;	/* its mount roots (policy/graft.c) */
 };
 
 static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
@@ -237,7 +237,7 @@ static int session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	s->learn = learn;
 	if (ad) {
 		s->container = json_incref(ad->identity);
-		s->grafts = sbx_strv_dup(ad->grafts);
+		s->grafts = sbx_grafts_dup(ad->grafts);
 		/* the runtime still sets the container up: the entry arms at
 		 * its exec (bpf/exec.bpf.c), never by a later update of ours */
 		s->arming = true;
@@ -451,7 +451,8 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 
 int sbx_session_create_adopted(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 			       const char *policy_path, const char *project, const char *cgroup,
-			       json_t *identity, char *const *grafts, struct sbx_session_rt **out,
+			       json_t *identity, const struct sbx_graft *grafts,
+			       struct sbx_session_rt **out,
 			       char **err, json_t **diags)
 {
 	struct adopt ad = { .cgroup = cgroup, .identity = identity, .grafts = grafts };

@@ -17,12 +17,12 @@ int sbx_session_create(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 		       bool learn, struct sbx_session_rt **out, char **err, json_t **diags);
 /* The same for a cgroup its container runtime made and put pid in
  * (containers.c): it is not moved, and the kernel entry says arming
- * until the container's first exec. grafts: the host paths it has
- * bind-mounted, NULL-terminated (policy/graft.c). */
+ * until the container's first exec. grafts: its mount roots, ended by a
+ * NULL path (policy/graft.c). */
 int sbx_session_create_adopted(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 			       const char *policy_path, const char *project, const char *cgroup,
-			       json_t *identity, char *const *grafts, struct sbx_session_rt **out,
-			       char **err, json_t **diags);
+			       json_t *identity, const struct sbx_graft *grafts,
+			       struct sbx_session_rt **out, char **err, json_t **diags);
 /* Swap the policy; on failure the old one stays in force. */
 int sbx_session_reload(struct sbx_daemon *d, struct sbx_session_rt *s,
 		       const char *policy_path, char **err, json_t **diags);

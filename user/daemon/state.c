@@ -139,7 +139,7 @@ void sbx_session_free(struct sbx_session_rt *s)
 	sbx_compiled_free(&s->names);
 	json_decref(s->approval);
 	json_decref(s->container);
-	sbx_strv_free(s->grafts);
+	sbx_grafts_free(s->grafts);
 	for (size_t i = 0; i < s->n_name_grants; i++) {
 		free(s->name_grants[i].name);
 		free(s->name_grants[i].request);
@@ -333,8 +333,10 @@ int sbx_state_save(struct sbx_session_rt *s)
 	if (s->grafts) {
 		json_t *g = json_array();
 
-		for (size_t i = 0; s->grafts[i]; i++)
-			json_array_append_new(g, json_string(s->grafts[i]));
+		for (size_t i = 0; s->grafts[i].path; i++)
+			json_array_append_new(g, json_pack("{s:s,s:I,s:I}", "path", s->grafts[i].path,
+							   "dev", (json_int_t)s->grafts[i].dev,
+							   "ino", (json_int_t)s->grafts[i].ino));
 		json_object_set_new(j, "grafts", g);
 	}
 	json_object_set_new(j, "hdr", hex_blob(&s->hdr, sizeof(s->hdr)));
@@ -403,6 +405,7 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 	struct sbx_rule_row *rows;
 	size_t i;
 	const char *str;
+	bool bad_graft = false;
 
 	j = json_load_file(path, 0, &jerr);
 	if (!j)
@@ -432,12 +435,33 @@ struct sbx_session_rt *sbx_state_load(const char *path)
 		json_t *g = json_object_get(j, "grafts");
 
 		s->grafts = sbx_calloc(json_array_size(g) + 1, sizeof(*s->grafts));
-		for (size_t gi = 0, n = 0; gi < json_array_size(g); gi++)
-			if (json_is_string(json_array_get(g, gi)))
-				s->grafts[n++] = sbx_strdup(json_string_value(json_array_get(g, gi)));
+		for (size_t gi = 0, n = 0; gi < json_array_size(g); gi++) {
+			const json_t *e = json_array_get(g, gi);
+
+			/* a path alone (written before grafts kept their
+			 * identity): what is there now */
+			if (json_is_string(e)) {
+				s->grafts[n].path = sbx_strdup(json_string_value(e));
+				if (sbx_kident(s->grafts[n].path, true, &s->grafts[n].dev,
+					       &s->grafts[n].ino))
+					s->grafts[n].dev = 0, s->grafts[n].ino = 0;
+				n++;
+				continue;
+			}
+			/* a graft not read whole is a mount the policy would
+			 * not follow: the entry is refused with the rest */
+			if (!sbx_json_str(e, "path") || !json_is_integer(json_object_get(e, "dev")) ||
+			    !json_is_integer(json_object_get(e, "ino"))) {
+				bad_graft = true;
+				break;
+			}
+			s->grafts[n].dev = (uint32_t)json_integer_value(json_object_get(e, "dev"));
+			s->grafts[n].ino = (uint64_t)json_integer_value(json_object_get(e, "ino"));
+			s->grafts[n++].path = sbx_strdup(sbx_json_str(e, "path"));
+		}
 	}
-	if (!s->name[0] || !s->cgid || !unhex_blob(json_object_get(j, "hdr"), &s->hdr,
-						   sizeof(s->hdr))) {
+	if (bad_graft || !s->name[0] || !s->cgid ||
+	    !unhex_blob(json_object_get(j, "hdr"), &s->hdr, sizeof(s->hdr))) {
 		json_decref(j);
 		sbx_session_free(s);
 		return NULL;

@@ -127,9 +127,10 @@ struct sbx_session_rt {
 	 * identity {id, name, runtime, bundle, pod?, namespace?, ...}, which
 	 * events, requests and status carry; NULL for run's sessions */
 	json_t *container;
-	/* its bind mounts' and root's host paths, NULL-terminated, grafted
-	 * into every compile of its policy (policy/graft.c); NULL: none */
-	char **grafts;
+	/* its bind mounts' and root's mount roots, ended by a NULL path,
+	 * grafted into every compile of its policy (policy/graft.c); NULL:
+	 * none */
+	struct sbx_graft *grafts;
 	/* while adopting: the kernel entry says SBX_PF_ARMING (bpfsbx.h) */
 	bool arming;
 	struct sbx_policy_hdr hdr;
