@@ -571,26 +571,60 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
  * removes every other entry: those of sessions that ended while no daemon
  * ran, and the previous daemon's cached compilations.
  */
-static bool unused_policy(uint32_t id, void *d)
+/* what the sweep keeps: the daemon's policies, and every policy a
+ * session in the kernel still decides by */
+struct keep {
+	struct sbx_daemon *d;
+	uint32_t *ids;
+	size_t n;
+};
+
+static bool unused_policy(uint32_t id, void *ctx)
 {
-	return !policy_in_use(d, id);
+	const struct keep *k = ctx;
+
+	for (size_t i = 0; i < k->n; i++)
+		if (k->ids[i] == id)
+			return false;
+	return !policy_in_use(k->d, id);
 }
 
 void sbx_policy_sweep(struct sbx_daemon *d)
 {
 	DIR *dir = opendir(SBX_STATE_DIR);
+	struct keep keep = { .d = d };
 	struct dirent *de;
+	size_t cap = 0;
+	__u64 key, next, *prev = NULL;
+	struct sbx_session kv;
 
-	delete_rules(&d->k, unused_policy, d);
+	/* A session whose saved state could not be read is still in the
+	 * kernel: without its policy's rules it would be decided by the
+	 * defaults alone, its credentials' denies gone. Its rules stay. */
+	while (d->k.sessions >= 0 && !bpf_map_get_next_key(d->k.sessions, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(d->k.sessions, &key, &kv))
+			continue;
+		if (!SBX_GROW(keep.ids, cap, keep.n + 1, 16)) {
+			free(keep.ids);
+			if (dir)
+				closedir(dir);
+			return;	/* nothing swept rather than a rule in use */
+		}
+		keep.ids[keep.n++] = kv.pol.policy_id;
+	}
+	delete_rules(&d->k, unused_policy, &keep);
 	/* and the shared parts of their saved state */
 	while (dir && (de = readdir(dir))) {
 		unsigned id;
 		char end;
 
 		if (sscanf(de->d_name, "policy-%u.jso%c", &id, &end) == 2 && end == 'n' &&
-		    !policy_in_use(d, id))
+		    unused_policy(id, &keep))
 			sbx_state_policy_gone(id);
 	}
 	if (dir)
 		closedir(dir);
+	free(keep.ids);
 }
