@@ -357,6 +357,37 @@ static bool covered(const char *l, const char *point)
 	return c;
 }
 
+/* a and b the same path but for repeated and trailing slashes */
+static bool same_dest(const char *a, const char *b)
+{
+	for (;;) {
+		while (a[0] == '/' && (a[1] == '/' || !a[1]))
+			a++;
+		while (b[0] == '/' && (b[1] == '/' || !b[1]))
+			b++;
+		if (*a != *b)
+			return false;
+		if (!*a)
+			return true;
+		a++;
+		b++;
+	}
+}
+
+/* Is mount i of config.json hidden by a later one at its destination? */
+static bool hidden(const json_t *mounts, size_t i)
+{
+	const char *dest = sbx_json_str(json_array_get(mounts, i), "destination");
+
+	for (size_t j = i + 1; dest && j < json_array_size(mounts); j++) {
+		const char *d = sbx_json_str(json_array_get(mounts, j), "destination");
+
+		if (d && same_dest(dest, d))
+			return true;
+	}
+	return false;
+}
+
 /* an accepted mount: where the container has it, and its host path */
 struct seen {
 	char *point;
@@ -412,17 +443,20 @@ static char *host_submount(const struct seen *ok, size_t n, const char *point, u
  * enters with no graft on it. So every mount of the container, as its
  * mount namespace lists them, must be the root of one of the grafts, or
  * a host mount an rbind brought in below one (host_submount), found by
- * its mount id (not by a name that can be swapped); a mount the runtime
- * has not made yet fails it too. 0, or -EPERM with *err.
+ * its mount id (not by a name that can be swapped). And every graft must
+ * be such a mount's root but those hidden[i] (a later mount at the same
+ * destination): a runtime that mounts after its hooks ran would leave
+ * nothing to check, and is refused. 0, or -EPERM with *err.
  */
-static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const char *cfgpath,
-			     char **err)
+static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const bool *hid,
+			     const char *cfgpath, char **err)
 {
 	struct stat its, ours;
 	char p[64], *text = NULL, *host = NULL, *l, *next, *top = NULL;
 	struct seen *ok = NULL;
-	size_t n_ok = 0, cap = 0;
+	size_t n_ok = 0, cap = 0, n_g = 0;
 	int rootfd, fd, rc = 0;
+	bool *seen;
 
 	snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
 	rootfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -442,6 +476,9 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const char *c
 			return -EPERM;
 		}
 	}
+	while (g[n_g].path)
+		n_g++;
+	seen = sbx_calloc(n_g + 1, sizeof(*seen));
 	snprintf(p, sizeof(p), "/proc/%d/mountinfo", (int)pid);
 	rc = sbx_read_file(p, 16u << 20, &text, NULL);
 	if (!rc)
@@ -479,9 +516,12 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const char *c
 		if (fd >= 0 && (sx.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id == (uint64_t)m.id &&
 		    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) &&
 		    !sbx_kident_fd_in(fd, pid, &dev, &ino)) {
-			for (size_t i = 0; !hpath && g[i].path; i++)
-				if (g[i].dev == dev && g[i].ino == ino)
-					hpath = realpath(g[i].path, NULL);
+			for (size_t i = 0; g[i].path; i++)
+				if (g[i].dev == dev && g[i].ino == ino) {
+					seen[i] = true;
+					if (!hpath)
+						hpath = realpath(g[i].path, NULL);
+				}
 			if (!hpath)
 				hpath = host_submount(ok, n_ok, m.point, dev, ino);
 		}
@@ -504,6 +544,14 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const char *c
 			close(fd);
 		free(line);
 	}
+	for (size_t i = 0; !rc && i < n_g; i++)
+		if (!seen[i] && !hid[i]) {
+			*err = sbx_asprintf("%s: %s is mounted nowhere in the container when its hook "
+					    "runs: this runtime mounts after its createRuntime hooks, "
+					    "so its mounts cannot be checked", cfgpath, g[i].path);
+			rc = -EPERM;
+		}
+	free(seen);
 	for (size_t i = 0; i < n_ok; i++) {
 		free(ok[i].point);
 		free(ok[i].host);
@@ -531,6 +579,7 @@ static struct sbx_graft *container_grafts(const char *bundle, pid_t pid, char **
 	json_t *cfg, *m, *mounts;
 	json_error_t je;
 	struct sbx_graft *v;
+	bool *hid;
 	size_t n = 0, i;
 	int rc;
 
@@ -566,6 +615,7 @@ static struct sbx_graft *container_grafts(const char *bundle, pid_t pid, char **
 	}
 	mounts = json_object_get(cfg, "mounts");
 	v = sbx_calloc(json_array_size(mounts) + 2, sizeof(*v));
+	hid = sbx_calloc(json_array_size(mounts) + 2, sizeof(*hid));
 	rc = graft_at(&v[n], bundle_path(bundle, sbx_json_str(json_object_get(cfg, "root"),
 							       "path")), err);
 	if (!rc)
@@ -576,7 +626,7 @@ static struct sbx_graft *container_grafts(const char *bundle, pid_t pid, char **
 		if (is_bind(m) && sbx_json_str(m, "source")) {
 			rc = graft_at(&v[n], bundle_path(bundle, sbx_json_str(m, "source")), err);
 			if (!rc)
-				n++;
+				hid[n++] = hidden(mounts, i);
 		} else if (!is_own_fs(m)) {
 			*err = sbx_asprintf("%s: the mount at %s is of type %s, which may show host "
 					    "files the policy cannot follow into it (bind mounts and "
@@ -588,7 +638,8 @@ static struct sbx_graft *container_grafts(const char *bundle, pid_t pid, char **
 		}
 	}
 	if (!rc)
-		rc = mounts_are_grafts(pid, v, path, err);
+		rc = mounts_are_grafts(pid, v, hid, path, err);
+	free(hid);
 	json_decref(cfg);
 	free(path);
 	if (rc) {
