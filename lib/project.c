@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "lib/project.h"
+#include "lib/text.h"
 
 /* $HOME, canonical, or NULL: the ceiling of the walk */
 static char *home_dir(void)
@@ -33,16 +34,6 @@ static bool has_sandbox(const char *dir)
 	return yes;
 }
 
-/* dir is below (or is) top, both canonical */
-static bool within(const char *dir, const char *top)
-{
-	size_t n = strlen(top);
-
-	if (!strcmp(top, "/"))
-		return true;
-	return !strncmp(dir, top, n) && (dir[n] == 0 || dir[n] == '/');
-}
-
 int sbx_project_find(const char *start, char **project)
 {
 	char *dir, *home, *slash;
@@ -61,7 +52,7 @@ int sbx_project_find(const char *start, char **project)
 		return rc;
 	}
 	home = home_dir();
-	if (home && !within(dir, home)) {
+	if (home && !sbx_path_within(dir, home)) {
 		free(home);
 		home = NULL;
 	}

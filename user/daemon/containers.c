@@ -36,6 +36,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/text.h"
 #include "lib/shipped.h"
 #include "user/daemon/containers.h"
 #include "user/daemon/control_ops.h"
@@ -297,16 +298,6 @@ static bool mnt_parse(char *l, struct mnt_line *m)
 	return true;
 }
 
-/* Is p at or below dir (both canonical)? */
-static bool below(const char *p, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return true;
-	return !strncmp(p, dir, n) && (p[n] == 0 || p[n] == '/');
-}
-
 /* the devices of our mount namespace's mounts, the host's */
 static bool host_device(const char *host, unsigned maj, unsigned min)
 {
@@ -415,7 +406,7 @@ static char *host_submount(const struct seen *ok, size_t n, const char *point, u
 	int hfd;
 
 	for (size_t i = 0; i < n; i++)
-		if (below(point, ok[i].point) && strcmp(point, ok[i].point) &&
+		if (sbx_path_within(point, ok[i].point) && strcmp(point, ok[i].point) &&
 		    (!up || strlen(ok[i].point) > strlen(up->point)))
 			up = &ok[i];
 	if (!up)
@@ -498,7 +489,7 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const bool *h
 		line = next ? strndup(l, (size_t)(next - l)) : strdup(l);
 		if (next)
 			next++;
-		if (!line || !mnt_parse(line, &m) || !below(m.point, top ? top : "/") ||
+		if (!line || !mnt_parse(line, &m) || !sbx_path_within(m.point, top ? top : "/") ||
 		    own_mount(&m, host)) {
 			free(line);
 			continue;
