@@ -65,6 +65,11 @@ held_session() {
 }
 release_session() { touch /tmp/idle.go; wait $HELD || true; }
 
+cached_policies() { "$SBX" status --json | "$SBXT" json-get /dev/stdin cached_policies; }
+# inotify marks the daemon holds: each is a file system whose every open
+# goes through fsnotify
+daemon_marks() { cat /proc/$(daemon_pid)/fdinfo/* 2>/dev/null | grep -c '^inotify wd:'; }
+
 links_all_there() {
 	[ "$(kernel_links)" -ge "$(pinned_progs)" ] ||
 		fail "$1: $(kernel_links) links in the kernel for $(pinned_progs) programs"
@@ -76,10 +81,17 @@ test_links_go_after_the_idle_time_and_come_back_at_the_next_run() {
 	idle_daemon
 	held_session echo up
 	links_all_there "a session"
+	[ "$(cached_policies)" -ge 1 ] || fail "a session's policy is not cached: $(cached_policies)"
+	[ "$(daemon_marks)" -ge 1 ] || fail "no inotify mark on the cached policy's ways"
 	release_session
 	wait_detached
 	"$SBX" status | grep -q "detached" || fail "status: $("$SBX" status | grep kernel:)"
 	grep -q "links dropped" $DLOG || fail "no log line for the detach"
+	# and with them the compiled policies and their inotify marks (the
+	# loop drops them at its next tick)
+	wait_for test "$(cached_policies)" = 0 ||
+		fail "cached policies kept after the links went: $(cached_policies)"
+	[ "$(daemon_marks)" = 0 ] || fail "$(daemon_marks) inotify marks kept after the links went"
 	# the next run makes them again before its command runs: enforced
 	held_session $SBXT open $THOME/.ssh/id_rsa
 	[ "$(cat /tmp/idle.out)" = "ERR EPERM" ] || fail "first session after idle: $(cat /tmp/idle.out)"
@@ -100,8 +112,9 @@ test_links_go_after_the_idle_time_and_come_back_at_the_next_run() {
 #   (the loopback lookup cannot see such a socket); while detached it did
 #   not: the ports are read from sock_diag at the attach;
 # - the compiled policy is kept for the next session while no link, rename
-#   or mount happened (SBX_EPOCH_LINK); a hard link made while no hook
-#   counted must still make the next session scan again;
+#   or mount happened (SBX_EPOCH_LINK); the loop drops it a tick after the
+#   links go, and the attach moves the epoch besides: a hard link made
+#   while no hook counted must still be seen by the next session;
 # - a socket made before the first session (no hook ran at its creation)
 #   never enters one: run refuses an inherited IP socket (the cgroup
 #   programs that decide datagrams are its maker's), whichever kind.

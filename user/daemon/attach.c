@@ -184,6 +184,19 @@ void sbx_attach_sessions_changed(struct sbx_daemon *d)
 	note_sessions(d, false);
 }
 
+bool sbx_attach_idle(struct sbx_daemon *d)
+{
+	struct sbx_attach *a = d->attach;
+	bool idle;
+
+	if (!a || !a->idle_s)
+		return false;
+	pthread_mutex_lock(&a->mu);
+	idle = !a->attached && !a->live && !a->starting;
+	pthread_mutex_unlock(&a->mu);
+	return idle;
+}
+
 bool sbx_attach_state(struct sbx_daemon *d, unsigned *idle_s)
 {
 	struct sbx_attach *a = d->attach;

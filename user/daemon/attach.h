@@ -31,6 +31,8 @@ int sbx_attach_session_begin(struct sbx_daemon *d, char **err);
 void sbx_attach_session_done(struct sbx_daemon *d);
 /* d->sessions changed (a session ended, sessions were adopted). */
 void sbx_attach_sessions_changed(struct sbx_daemon *d);
+/* Are the links down (or not yet made), with no session running or starting? */
+bool sbx_attach_idle(struct sbx_daemon *d);
 /* For status: are the links there, and after how many seconds idle do they go (0: never)? */
 bool sbx_attach_state(struct sbx_daemon *d, unsigned *idle_s);
 

@@ -147,16 +147,20 @@ static json_t *op_status(struct sbx_daemon *d, const struct sbx_ctl_caller *c, j
 		for (int i = 0; i < SBX_SP_N; i++)
 			json_object_set_new(prof, sbx_start_phase_names[i],
 					    json_integer((json_int_t)d->start_ns[i]));
-		unsigned idle_s;
+		unsigned idle_s, cached = 0;
 		bool linked = sbx_attach_state(d, &idle_s);
 
-		json_t *r = json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i,s:o,s:o}",
+		for (const struct sbx_pcache *e = d->pcache; e; e = e->next)
+			cached++;
+
+		json_t *r = json_pack("{s:b,s:i,s:o,s:o,s:s,s:b,s:i,s:o,s:o,s:s,s:i,s:b,s:i,s:i,s:o,s:o}",
 				      "ok", 1, "daemon_pid", (int)getpid(), "sessions", sessions,
 				      "stats", stats, "pins", SBX_PIN_DIR, "embedded", d->embedded,
 				      "once_ttl_s", (int)d->once_ttl_s, "dns_answer_to_map",
 				      sbx_resolver_latency(), "last_session_start_ns", prof, "tier",
 				      sbx_tier_name(d->k.tier), "landlock_abi", d->k.landlock_abi,
-				      "linked", linked, "idle_detach_s", (int)idle_s, "sinks",
+				      "linked", linked, "idle_detach_s", (int)idle_s, "cached_policies",
+				      (int)cached, "sinks",
 				      sbx_sinks_status(), "machine", sbx_machine_live_status(d));
 
 		/* the caller's own session, as the kernel placed it: what a
@@ -396,7 +400,7 @@ static const struct sbx_ctl_op ops[] = {
 	  "the daemon's sessions and the kernel's counters",
 	  "`{\"ok\":true,\"daemon_pid\",\"sessions\":[{name,cgid,uid,project,policy,policy_id,"
 	  "grants,rules,populated,tier,learning?,container?}],\"stats\":{...},\"pins\",\"embedded\","
-	  "\"once_ttl_s\",\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\","
+	  "\"once_ttl_s\",\"tier\",\"landlock_abi\",\"linked\",\"idle_detach_s\",\"cached_policies\","
 	  "\"sinks\":{journal,syslog,otlp},\"machine\":{dir,generation,read_at,error?},"
 	  "\"caller\"?:{session,learning}}`; caller: from inside a session, the session the "
 	  "kernel placed the caller in and whether it is learning (what a connector there "
@@ -405,7 +409,8 @@ static const struct sbx_ctl_op ops[] = {
 	  "force were read, and why the last change was not applied; "
 	  "tier: `bpf-lsm`, or `landlock` where BPF-LSM is off (docs/FALLBACK.md); linked: "
 	  "whether the programs' links exist (made at the first session, dropped after "
-	  "idle_detach_s without one)" },
+	  "idle_detach_s without one); cached_policies: compiled policies kept for the next "
+	  "session of the same user, project and policy (dropped with the links)" },
 	{ "learned", op_learned, SBX_CTL_OUTSIDE, learned_args,
 	  "the names the caller's live sessions (root: all) learned an address from",
 	  "`{\"ok\":true,\"names\":[{session,name,addr,expires_in_s}]}`" },

@@ -600,6 +600,12 @@ static void on_timer(struct sbx_daemon *d)
 
 	if (read(d->timer, &n, sizeof(n)) != sizeof(n))
 		return;
+	/* Links dropped for idleness: the cached policies go too. Their
+	 * inotify marks are what an idle machine would still pay for (any mark
+	 * on a file system sends every open there through fsnotify), and the
+	 * first session after the attach scans everything again anyway. */
+	if (d->pcache && sbx_attach_idle(d))
+		sbx_pcache_expire(d, true);
 	sbx_events_flush_pending(d);
 	sbx_resolver_tick(d);
 	sbx_learned_expire(d);

@@ -373,7 +373,8 @@ static bool ways_quiet(struct sbx_daemon *d, const struct sbx_pcache *e)
  * programs stay attached while no daemon runs. While they are detached
  * (the idle detach, attach.h, or the benchmarks' condition A) nothing
  * counts: sbx_kernel_attach moves the epoch past every value read before,
- * so the first session after it scans again.
+ * so the first session after it scans again. (After an idle detach the
+ * loop drops the cache besides, a tick later: loop.c on_timer.)
  */
 static bool link_epoch(struct sbx_daemon *d, uint64_t *v)
 {
