@@ -30,6 +30,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@
 #define SBX_POLICY_INTERNAL
 #include "policy/policy.h"
 #include "lib/alloc.h"
+#include "lib/mountinfo.h"
 
 struct mnt_dev {
 	int mnt_id;
@@ -67,49 +69,66 @@ static size_t mnt_n;
 /* *tab, *n: the mounts of the mount namespace that path's mountinfo shows */
 static int mountinfo_read(const char *path, struct mnt_dev **out, size_t *out_n)
 {
-	FILE *f = fopen(path, "re");
-	struct mnt_dev *tab = NULL;
-	size_t n = 0, cap = 0;
-	char *line = NULL;
-	size_t lcap = 0;
+	struct sbx_mount *ms;
+	struct mnt_dev *tab;
+	size_t n;
+	int err = sbx_mountinfo_read(path, &ms, &n);
 
-	if (!f)
-		return -errno;
-	while (getline(&line, &lcap, f) > 0) {
-		int id, parent;
-		unsigned maj, min;
-		char fstype[32] = "";
-		const char *sep;
-
-		if (sscanf(line, "%d %d %u:%u", &id, &parent, &maj, &min) != 4)
-			continue;
-		/* the optional fields end at " - ", then the file system type */
-		sep = strstr(line, " - ");
-		if (sep && sscanf(sep + 3, "%31s", fstype) != 1)
-			fstype[0] = 0;
-		if (!SBX_GROW(tab, cap, n + 1, 64)) {
-			free(tab);
-			free(line);
-			fclose(f);
-			return -ENOMEM;
-		}
-		tab[n].mnt_id = id;
-		tab[n].dev = (maj << 20) | (min & 0xfffff);
-		tab[n].stat_is_kernel = fstype_stat_is_kernel(fstype);
-		n++;
+	if (err)
+		return err;
+	tab = calloc(n ? n : 1, sizeof(*tab));
+	for (size_t i = 0; tab && i < n; i++) {
+		tab[i].mnt_id = ms[i].id;
+		tab[i].dev = (ms[i].maj << 20) | (ms[i].min & 0xfffff);
+		tab[i].stat_is_kernel = fstype_stat_is_kernel(ms[i].fstype);
 	}
-	free(line);
-	fclose(f);
+	sbx_mountinfo_free(ms, n);
+	if (!tab)
+		return -ENOMEM;
 	*out = tab;
 	*out_n = n;
 	return 0;
+}
+
+/*
+ * A mount id is reused as soon as its mount is gone (the kernel takes the
+ * lowest free one), so a cached table can name a new mount's id with the
+ * device of an unmounted one: the identities of its files, and the rules
+ * made on them, would be wrong. poll(2) on an open mountinfo file reports
+ * POLLPRI once after each change of the mount table (mounts_poll,
+ * fs/proc_namespace.c), so the cache is checked before every use. Called
+ * after the object was opened or stat'ed: while a descriptor holds a
+ * mount, its id is not reused.
+ */
+static int mnt_poll_fd = -1;
+static pid_t mnt_poll_pid;	/* a forked child shares the file, and its event */
+
+static bool mnt_changed(void)
+{
+	struct pollfd p = { .fd = mnt_poll_fd, .events = POLLPRI };
+
+	return mnt_poll_fd < 0 || mnt_poll_pid != getpid() || poll(&p, 1, 0) != 0;
 }
 
 static int mountinfo_reload(void)
 {
 	struct mnt_dev *tab;
 	size_t n;
-	int err = mountinfo_read("/proc/self/mountinfo", &tab, &n);
+	int err;
+
+	/* the event is taken before the read: a change during it is seen
+	 * at the next use */
+	if (mnt_poll_fd >= 0 && mnt_poll_pid != getpid()) {
+		close(mnt_poll_fd);
+		mnt_poll_fd = -1;
+	}
+	if (mnt_poll_fd < 0) {
+		mnt_poll_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+		mnt_poll_pid = getpid();
+	} else {
+		(void)mnt_changed();
+	}
+	err = mountinfo_read("/proc/self/mountinfo", &tab, &n);
 
 	if (err)
 		return err;
@@ -136,7 +155,7 @@ static int mnt_dev_of(int mnt_id, uint32_t *dev)
 	int err;
 
 	pthread_mutex_lock(&mnt_lock);
-	err = mnt_lookup(mnt_id, dev, NULL);
+	err = mnt_changed() ? -ENOENT : mnt_lookup(mnt_id, dev, NULL);
 	if (err) {
 		/* unknown: a mount came or went since the last read */
 		err = mountinfo_reload();
@@ -177,7 +196,9 @@ static int kident_statx(int dirfd, const char *path, int flags, uint32_t *dev, u
 	if (!(sx.stx_mask & STATX_MNT_ID) || !(sx.stx_mask & STATX_INO))
 		return 1;
 	pthread_mutex_lock(&mnt_lock);
-	err = mnt_lookup((int)sx.stx_mnt_id, &mdev, &ok);
+	err = mnt_changed() ? mountinfo_reload() : 0;
+	if (!err)
+		err = mnt_lookup((int)sx.stx_mnt_id, &mdev, &ok);
 	pthread_mutex_unlock(&mnt_lock);
 	if (err)
 		return 1;	/* the slow path reads mountinfo again */

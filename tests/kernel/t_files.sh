@@ -79,6 +79,54 @@ test_writes_elsewhere_work() {
 # fdinfo elsewhere (the guest's root is overlayfs). On each of the three:
 # both ways compile the same policy, and the kernel, given it, denies the
 # file and the directory's contents and nothing beside them.
+# The daemon caches the mount table to turn a mount id into its device.
+# A mount's id is reused by the next mount once it is gone (the lowest
+# free one): a table read before the unmount would give a file on the new
+# mount the old one's device, and the deny rule made on it would match
+# nothing. The new mount is ext4 (a statx that disagrees with the stale
+# device sends the lookup to the slow path, which used the cache alone).
+test_a_mount_id_reused_by_a_new_mount_names_the_new_device() {
+	[ -e /sys/module/loop ] || modprobe loop 2>/dev/null || true
+	grep -qw ext4 /proc/filesystems || skip "no ext4 in this guest kernel"
+	local m=/mnt/sbx-reuse old new pol=/tmp/reuse-policy.yaml
+	umount $m 2>/dev/null || true
+	mkdir -p $m
+	mount -t tmpfs -o size=1m sbxold $m || fail "tmpfs"
+	echo old >$m/f
+	chmod 644 $m/f
+	old=$(awk -v m=$m '$5 == m {print $1}' /proc/self/mountinfo)
+	# the daemon reads the table with the tmpfs in it: its compile runs
+	# in a child (compile_as.c), which the daemon forks with its own
+	# table, read when it checks a cached policy's paths after a mount
+	printf 'version: 1\nfiles:\n  default: allow\n  rules:\n    - {path: %s/f, access: read, verdict: deny, reason: t}\nnetwork:\n  default: deny\n' \
+		$m >$pol
+	chmod 644 $pol
+	expect "$FILE_DENIED" in_session $pol $SBXT open $m/f
+	mkdir -p /tmp/sbx-reuse-bump
+	mount -t tmpfs -o size=1m sbxbump /tmp/sbx-reuse-bump
+	expect "$FILE_DENIED" in_session $pol $SBXT open $m/f
+	umount /tmp/sbx-reuse-bump
+	umount $m
+	truncate -s 32M /tmp/sbx-reuse.img
+	mkfs.ext4 -q -F /tmp/sbx-reuse.img || fail "mkfs.ext4"
+	mount -o loop /tmp/sbx-reuse.img $m || fail "no loop mount of ext4"
+	new=$(awk -v m=$m '$5 == m {print $1}' /proc/self/mountinfo)
+	if [ "$new" != "$old" ]; then
+		umount $m
+		rm -f /tmp/sbx-reuse.img
+		skip "the kernel gave the new mount id $new, not the old one's $old"
+	fi
+	echo SECRET >$m/secret
+	echo open >$m/open
+	chmod 644 $m/secret $m/open
+	printf 'version: 1\nfiles:\n  default: allow\n  rules:\n    - {path: %s/secret, access: read, verdict: deny, reason: t}\nnetwork:\n  default: deny\n' \
+		$m >$pol
+	expect "$FILE_DENIED" in_session $pol $SBXT open $m/secret
+	expect "OK" in_session $pol $SBXT open $m/open
+	umount $m
+	rm -f /tmp/sbx-reuse.img $pol
+}
+
 test_identity_fast_and_slow_agree_on_ext4_tmpfs_overlay() {
 	[ -e /sys/module/loop ] || modprobe loop 2>/dev/null || true
 	grep -qw ext4 /proc/filesystems || skip "no ext4 in this guest kernel"

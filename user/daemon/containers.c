@@ -36,6 +36,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/mountinfo.h"
 #include "lib/text.h"
 #include "lib/shipped.h"
 #include "user/daemon/containers.h"
@@ -254,63 +255,12 @@ static int graft_at(struct sbx_graft *g, char *path, char **err)
 	return 0;
 }
 
-/* a line of a mountinfo file */
-struct mnt_line {
-	int id;
-	unsigned maj, min;
-	char *point;		/* where it is mounted, unescaped, in the text */
-	char fstype[32];
-};
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo */
-static void unescape(char *s)
+/* a device of our mount namespace's mounts, the host's */
+static bool host_device(const struct sbx_mount *hs, size_t n, unsigned maj, unsigned min)
 {
-	char *o = s;
-
-	for (; *s; s++, o++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o = *s;
-		}
-	}
-	*o = 0;
-}
-
-/* Parse one line in place; false for a line that is not one. */
-static bool mnt_parse(char *l, struct mnt_line *m)
-{
-	char *sep = strstr(l, " - "), *f[5], *save = NULL;
-	int parent;
-
-	if (!sep || sscanf(l, "%d %d %u:%u", &m->id, &parent, &m->maj, &m->min) != 4 ||
-	    sscanf(sep + 3, "%31s", m->fstype) != 1)
-		return false;
-	*sep = 0;
-	f[0] = strtok_r(l, " ", &save);
-	for (int i = 1; i < 5; i++)
-		if (!(f[i] = strtok_r(NULL, " ", &save)))
-			return false;
-	m->point = f[4];
-	unescape(m->point);
-	return true;
-}
-
-/* the devices of our mount namespace's mounts, the host's */
-static bool host_device(const char *host, unsigned maj, unsigned min)
-{
-	char pat[32];
-	int n = snprintf(pat, sizeof(pat), " %u:%u ", maj, min);
-
-	for (const char *l = host; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		const char *sp = strchr(l, ' ');
-
-		sp = sp ? strchr(sp + 1, ' ') : NULL;	/* after the id and the parent */
-		if (sp && !strncmp(sp, pat, (size_t)n))
+	for (size_t i = 0; i < n; i++)
+		if (hs[i].maj == maj && hs[i].min == min)
 			return true;
-	}
 	return false;
 }
 
@@ -319,7 +269,7 @@ static bool host_device(const char *host, unsigned maj, unsigned min)
  * file: proc, sysfs, cgroup, mqueue, devpts, and a tmpfs of no host
  * mount (a bind of a host tmpfs directory is the host's, and is checked).
  */
-static bool own_mount(const struct mnt_line *m, const char *host)
+static bool own_mount(const struct sbx_mount *m, const struct sbx_mount *hs, size_t n_hs)
 {
 	static const char *const own[] = { "proc", "sysfs", "devpts", "mqueue", "cgroup",
 					   "cgroup2", NULL };
@@ -327,25 +277,16 @@ static bool own_mount(const struct mnt_line *m, const char *host)
 	for (int i = 0; own[i]; i++)
 		if (!strcmp(m->fstype, own[i]))
 			return true;
-	return !strcmp(m->fstype, "tmpfs") && !host_device(host, m->maj, m->min);
+	return !strcmp(m->fstype, "tmpfs") && !host_device(hs, n_hs, m->maj, m->min);
 }
 
-/* Another mount at the same point after line l (it hides l's)? */
-static bool covered(const char *l, const char *point)
+/* Another mount at the same point after mount k (it hides k)? */
+static bool covered(const struct sbx_mount *ms, size_t n, size_t k)
 {
-	char *copy = NULL;
-	bool c = false;
-
-	for (l = strchr(l, '\n'); !c && l && l[1]; l = strchr(l + 1, '\n')) {
-		struct mnt_line m;
-		const char *e = strchr(l + 1, '\n');
-
-		free(copy);
-		copy = e ? strndup(l + 1, (size_t)(e - l - 1)) : strdup(l + 1);
-		c = copy && mnt_parse(copy, &m) && !strcmp(m.point, point);
-	}
-	free(copy);
-	return c;
+	for (size_t j = k + 1; j < n; j++)
+		if (!strcmp(ms[j].point, ms[k].point))
+			return true;
+	return false;
 }
 
 /* a and b the same path but for repeated and trailing slashes */
@@ -443,9 +384,10 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const bool *h
 			     const char *cfgpath, char **err)
 {
 	struct stat its, ours;
-	char p[64], *text = NULL, *host = NULL, *l, *next, *top = NULL;
+	char p[64], *top = NULL;
+	struct sbx_mount *ms = NULL, *hs = NULL;
 	struct seen *ok = NULL;
-	size_t n_ok = 0, cap = 0, n_g = 0;
+	size_t n_ok = 0, cap = 0, n_g = 0, n_ms = 0, n_hs = 0;
 	int rootfd, fd, rc = 0;
 	bool *seen;
 
@@ -471,40 +413,32 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const bool *h
 		n_g++;
 	seen = sbx_calloc(n_g + 1, sizeof(*seen));
 	snprintf(p, sizeof(p), "/proc/%d/mountinfo", (int)pid);
-	rc = sbx_read_file(p, 16u << 20, &text, NULL);
+	rc = sbx_mountinfo_read(p, &ms, &n_ms);
 	if (!rc)
-		rc = sbx_read_file("/proc/self/mountinfo", 16u << 20, &host, NULL);
+		rc = sbx_mountinfo_read("/proc/self/mountinfo", &hs, &n_hs);
 	if (rc) {
 		*err = sbx_asprintf("the container's mounts: %s", strerror(-rc));
 		rc = -EPERM;
 	}
-	for (l = text; !rc && l && *l; l = next) {
-		struct mnt_line m;
-		struct statx sx;
+	for (size_t k = 0; !rc && k < n_ms; k++) {
+		const struct sbx_mount *m = &ms[k];
+		struct statx sx = { 0 };
 		uint32_t dev;
 		uint64_t ino;
-		char *line, *hpath = NULL;
+		char *hpath = NULL;
 
-		next = strchr(l, '\n');
-		line = next ? strndup(l, (size_t)(next - l)) : strdup(l);
-		if (next)
-			next++;
-		if (!line || !mnt_parse(line, &m) || !sbx_path_within(m.point, top ? top : "/") ||
-		    own_mount(&m, host)) {
-			free(line);
+		if (!sbx_path_within(m->point, top ? top : "/") || own_mount(m, hs, n_hs))
 			continue;
-		}
-		fd = sbx_open_in(pid, rootfd, m.point, SBX_IN_NOFOLLOW | SBX_IN_NO_SYMLINKS);
+		fd = sbx_open_in(pid, rootfd, m->point, SBX_IN_NOFOLLOW | SBX_IN_NO_SYMLINKS);
 		if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID,
 				     &sx) == 0 && (sx.stx_mask & STATX_MNT_ID) &&
-		    sx.stx_mnt_id != (uint64_t)m.id && covered(l, m.point)) {
+		    sx.stx_mnt_id != (uint64_t)m->id && covered(ms, n_ms, k)) {
 			/* hidden below a later mount at its point, which is
 			 * checked in its turn */
 			close(fd);
-			free(line);
 			continue;
 		}
-		if (fd >= 0 && (sx.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id == (uint64_t)m.id &&
+		if (fd >= 0 && (sx.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id == (uint64_t)m->id &&
 		    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) &&
 		    !sbx_kident_fd_in(fd, pid, &dev, &ino)) {
 			for (size_t i = 0; g[i].path; i++)
@@ -514,12 +448,12 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const bool *h
 						hpath = realpath(g[i].path, NULL);
 				}
 			if (!hpath)
-				hpath = host_submount(ok, n_ok, m.point, dev, ino);
+				hpath = host_submount(ok, n_ok, m->point, dev, ino);
 		}
 		if (hpath) {
 			if (!SBX_GROW(ok, cap, n_ok + 1, 16))
 				abort();
-			ok[n_ok].point = sbx_strdup(m.point);
+			ok[n_ok].point = sbx_strdup(m->point);
 			ok[n_ok++].host = hpath;
 		} else {
 			*err = sbx_asprintf("%s: the container's mount at %s (%s) is not the root of "
@@ -527,13 +461,12 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const bool *h
 					    "replaced since the runtime mounted it (or that led "
 					    "elsewhere then), a mount point moved, or a mount that "
 					    "config.json does not list, so the policy there is not "
-					    "known", cfgpath, m.point, m.fstype, fd < 0 ? ": " : "",
+					    "known", cfgpath, m->point, m->fstype, fd < 0 ? ": " : "",
 					    fd < 0 ? strerror(-fd) : "");
 			rc = -EPERM;
 		}
 		if (fd >= 0)
 			close(fd);
-		free(line);
 	}
 	for (size_t i = 0; !rc && i < n_g; i++)
 		if (!seen[i] && !hid[i]) {
@@ -548,8 +481,8 @@ static int mounts_are_grafts(pid_t pid, const struct sbx_graft *g, const bool *h
 		free(ok[i].host);
 	}
 	free(ok);
-	free(text);
-	free(host);
+	sbx_mountinfo_free(ms, n_ms);
+	sbx_mountinfo_free(hs, n_hs);
 	free(top);
 	close(rootfd);
 	return rc;
