@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 10
+#define SBX_ABI_VERSION 11
 
 /* ---- verdicts -------------------------------------------------------- */
 
@@ -160,8 +160,14 @@ struct sbx_file_rule {
 	__u8  pinned;		/* inode rules only: a directory on the way down
 				 * to a protected path: it may not be renamed,
 				 * exchanged or removed (SBX_RULE_PINNED) */
-	__u16 _pad;
+	__u8  gen_set;		/* inode rules only: gen holds the object's */
+	__u8  _pad;
 	__u32 rule_id[SBX_ACC_MAX];	/* index into the policy's rule table */
+	/* inode rules only: the object's i_generation when the policy was
+	 * compiled. ext4, xfs, btrfs and f2fs give a freed inode number to the
+	 * next file they make; another generation is another file, for which
+	 * the entry keeps only its denials. */
+	__u32 gen;
 };
 
 /*
@@ -665,7 +671,7 @@ struct sbx_event {
 };
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct sbx_file_rule) == 24, "sbx_file_rule layout");
+_Static_assert(sizeof(struct sbx_file_rule) == 28, "sbx_file_rule layout");
 _Static_assert(sizeof(struct sbx_inode_key) == 16, "sbx_inode_key layout");
 _Static_assert(sizeof(struct sbx_chain_key) == 32, "sbx_chain_key layout");
 _Static_assert(sizeof(struct sbx_name_key) == 16, "sbx_name_key layout");

@@ -153,7 +153,7 @@ struct sbx_walk {
 	__u8  done;		/* reached the root, or nothing above can matter */
 	__u8  disconnected;	/* ended at a dentry that no mount reaches */
 	__u8  anchor_mask;	/* chain_mask of the inode being looked at */
-	__u8  _pad0;
+	__u8  anchor_floor;	/* the least verdict its chain rules may give */
 	__u16 name_len;		/* length of the component being looked at */
 	__u16 _pad1;
 	__u32 level;

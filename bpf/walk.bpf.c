@@ -50,30 +50,32 @@ struct sbx_wctx {
 	struct sbx_tscratch *sc;
 };
 
+/* floor: the least verdict taken from this entry (SBX_V_DENY for an
+ * entry of another generation of its inode, sbx_walk_inode) */
 static __always_inline void sbx_cand_one(__u64 *best, __u8 v, __u32 rule, __u32 level,
-					 __u8 rank)
+					 __u8 rank, __u8 floor)
 {
 	__u64 s = sbx_score(level, rank, v, rule);
 
-	if (v != SBX_V_NONE && s < *best)
+	if (v != SBX_V_NONE && v >= floor && s < *best)
 		*best = s;
 }
 
 static __always_inline void sbx_cand(struct sbx_walk *w, const struct sbx_file_rule *r,
-				     __u32 level, __u8 rank)
+				     __u32 level, __u8 rank, __u8 floor)
 {
 	if (w->acc_mask & SBX_ACCBIT(SBX_ACC_READ))
 		sbx_cand_one(&w->best[SBX_ACC_READ], r->verdict[SBX_ACC_READ],
-			     r->rule_id[SBX_ACC_READ], level, rank);
+			     r->rule_id[SBX_ACC_READ], level, rank, floor);
 	if (w->acc_mask & SBX_ACCBIT(SBX_ACC_WRITE))
 		sbx_cand_one(&w->best[SBX_ACC_WRITE], r->verdict[SBX_ACC_WRITE],
-			     r->rule_id[SBX_ACC_WRITE], level, rank);
+			     r->rule_id[SBX_ACC_WRITE], level, rank, floor);
 	if (w->acc_mask & SBX_ACCBIT(SBX_ACC_EXEC))
 		sbx_cand_one(&w->best[SBX_ACC_EXEC], r->verdict[SBX_ACC_EXEC],
-			     r->rule_id[SBX_ACC_EXEC], level, rank);
+			     r->rule_id[SBX_ACC_EXEC], level, rank, floor);
 	if (w->acc_mask & SBX_ACCBIT(SBX_ACC_CONNECT))
 		sbx_cand_one(&w->best[SBX_ACC_CONNECT], r->verdict[SBX_ACC_CONNECT],
-			     r->rule_id[SBX_ACC_CONNECT], level, rank);
+			     r->rule_id[SBX_ACC_CONNECT], level, rank, floor);
 }
 
 static __always_inline void sbx_name_lookup(struct sbx_walk *w, __u8 kind, __u8 len,
@@ -85,7 +87,7 @@ static __always_inline void sbx_name_lookup(struct sbx_walk *w, __u8 kind, __u8 
 	struct sbx_file_rule *r = bpf_map_lookup_elem(&sbx_name_rules, &k);
 
 	if (r)
-		sbx_cand(w, r, w->level, rank);
+		sbx_cand(w, r, w->level, rank, SBX_V_ALLOW);
 }
 
 /* One chain length m = i + 1 below the anchor in w */
@@ -113,7 +115,7 @@ static long sbx_chain_step(__u32 i, void *ctx)
 	};
 	cr = bpf_map_lookup_elem(&sbx_chain_rules, &ck);
 	if (cr)
-		sbx_cand(w, cr, w->level - m, SBX_RANK_EXACT);
+		sbx_cand(w, cr, w->level - m, SBX_RANK_EXACT, w->anchor_floor);
 	return 0;
 }
 
@@ -124,6 +126,7 @@ static __always_inline void sbx_walk_inode(struct sbx_wctx *c, struct dentry *d)
 	struct inode *inode = BPF_CORE_READ(d, d_inode);
 	struct sbx_inode_key k = {};
 	struct sbx_file_rule *r;
+	__u8 floor;
 
 	if (!inode)
 		return;		/* a name being created: no identity yet */
@@ -148,14 +151,21 @@ static __always_inline void sbx_walk_inode(struct sbx_wctx *c, struct dentry *d)
 
 		r = bpf_map_lookup_elem(&sbx_inode_rules, &dk);
 		if (r)
-			sbx_cand(w, r, 0, SBX_RANK_EXACT);
+			sbx_cand(w, r, 0, SBX_RANK_EXACT, SBX_V_ALLOW);
 	}
 	r = bpf_map_lookup_elem(&sbx_inode_rules, &k);
 	if (!r)
 		return;
-	sbx_cand(w, r, w->level, SBX_RANK_EXACT);
+	/* The entry was made for a file that is gone, and its number came
+	 * back with this one (a config deleted, then a key made in the same
+	 * directory): what it allowed is not this file's, what it denied
+	 * stays (and the names above still decide). */
+	floor = r->gen_set && r->gen != BPF_CORE_READ(inode, i_generation) ? SBX_V_DENY :
+									SBX_V_ALLOW;
+	sbx_cand(w, r, w->level, SBX_RANK_EXACT, floor);
 	if (!r->chain_mask || !w->level)
 		return;
+	w->anchor_floor = floor;
 	w->anchor_mask = r->chain_mask;
 	w->anchor_dev = k.dev;
 	w->anchor_ino = k.ino;

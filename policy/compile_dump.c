@@ -182,6 +182,10 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 		put_hex(d, e->v.chain_mask, 2);
 		if (e->v.pinned)
 			dputs(d, " pinned");
+		if (e->v.gen_set) {
+			dputs(d, " gen=");
+			put_hex(d, e->v.gen, 8);
+		}
 		put_what(d, e->what);
 	}
 	for (size_t i = 0; i < c->n_chain; i++) {

@@ -79,6 +79,10 @@ static void merge_rule(struct sbx_file_rule *dst, const struct sbx_file_rule *sr
 	}
 	dst->chain_mask |= src->chain_mask;
 	dst->pinned |= src->pinned;
+	if (!dst->gen_set && src->gen_set) {
+		dst->gen_set = 1;
+		dst->gen = src->gen;
+	}
 }
 
 static int cmp_fent(const void *a, const void *b, void *klen)
@@ -361,6 +365,11 @@ static int add_inode(struct cstate *s, uint32_t dev, uint64_t ino, const struct 
 		return -1;
 	}
 	e->v = *r;
+	/* a path that no longer names this object gets no generation: the
+	 * entry then matches by number alone, as where the file system has
+	 * none to give */
+	if (path && !sbx_kgen(path, true, dev, ino, &e->v.gen))
+		e->v.gen_set = 1;
 	add_ident(s, path, dev, ino);
 	return 0;
 }

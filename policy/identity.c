@@ -37,7 +37,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/openat2.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/fs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #define SBX_POLICY_INTERNAL
@@ -325,6 +328,59 @@ int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino)
 			return err;
 	}
 	return sbx_kident_slow(path, follow, dev, ino);
+}
+
+/*
+ * ext2/3/4, xfs, btrfs and f2fs give a freed inode number to the next file
+ * they make, with a new i_generation; (dev, ino, generation) names one
+ * file for good. FS_IOC_GETVERSION reads it, from a descriptor that can
+ * do I/O: the object is opened with O_PATH first, checked to be a regular
+ * file or a directory with the identity asked about (so that no device or
+ * FIFO is ever opened), and opened again through /proc/self/fd, which
+ * reaches that same object.
+ */
+int sbx_kgen(const char *path, bool follow, uint32_t dev, uint64_t ino, uint32_t *gen)
+{
+	static const long reuse[] = {
+		0xEF53,		/* ext2, ext3, ext4 */
+		0x58465342,	/* xfs */
+		0x9123683E,	/* btrfs */
+		0xF2F52010,	/* f2fs */
+	};
+	struct statfs sf;
+	struct stat st;
+	char proc[64];
+	uint32_t d;
+	uint64_t i;
+	bool known = false;
+	int fd, io, rc = 1;
+	unsigned int g;
+
+	if (statfs(path, &sf))
+		return 1;
+	for (size_t k = 0; k < sizeof(reuse) / sizeof(reuse[0]); k++)
+		known = known || (long)sf.f_type == reuse[k];
+	if (!known)
+		return 1;
+	fd = open(path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	if (fd < 0)
+		return 1;
+	if (fstat(fd, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) ||
+	    sbx_kident_fd(fd, &d, &i) || d != dev || i != ino) {
+		close(fd);
+		return 1;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	io = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+			  (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	if (io >= 0 && ioctl(io, FS_IOC_GETVERSION, &g) == 0) {
+		*gen = g;
+		rc = 0;
+	}
+	if (io >= 0)
+		close(io);
+	close(fd);
+	return rc;
 }
 
 static const char *ftype_name(mode_t m)

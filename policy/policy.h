@@ -340,6 +340,13 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
  * them, from one statx where that is the kernel's pair, else from
  * /proc/self/fdinfo and /proc/self/mountinfo (policy/identity.c). */
 int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
+/*
+ * The generation of the object whose identity is (dev, ino) at path: 0
+ * with *gen, or 1 where there is none to have (a file system that does not
+ * reuse inode numbers or does not say, not a regular file or directory,
+ * not openable by the caller, or another object there by now).
+ */
+int sbx_kgen(const char *path, bool follow, uint32_t dev, uint64_t ino, uint32_t *gen);
 int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino);
 /* The same for a descriptor of process pid's mount namespace (a
  * container's): its mount ids are that namespace's. */
