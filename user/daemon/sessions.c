@@ -438,6 +438,10 @@ static int create_linked(struct sbx_daemon *d, pid_t pid, uid_t uid, gid_t gid,
 	rc = session_create(d, pid, uid, gid, policy_path, project, home, learn, ad, out, err,
 			    diags);
 	sbx_attach_session_done(d);
+	/* said to the caller, and here: a client that gave up hears nothing */
+	if (rc)
+		sbx_warn("no session for pid %d (uid %u, %s): %s", (int)pid, (unsigned)uid,
+			 policy_path, *err ? *err : strerror(-rc));
 	return rc;
 }
 
