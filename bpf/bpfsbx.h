@@ -166,7 +166,7 @@ struct sbx_file_rule {
 	/* inode rules only: the object's i_generation when the policy was
 	 * compiled. ext4, xfs, btrfs and f2fs give a freed inode number to the
 	 * next file they make; another generation is another file, for which
-	 * the entry keeps only its denials. */
+	 * the entry keeps only its refusals (ask and deny). */
 	__u32 gen;
 };
 

@@ -50,8 +50,9 @@ struct sbx_wctx {
 	struct sbx_tscratch *sc;
 };
 
-/* floor: the least verdict taken from this entry (SBX_V_DENY for an
- * entry of another generation of its inode, sbx_walk_inode) */
+/* floor: the least verdict taken from this entry (SBX_V_ASK for an
+ * entry of another generation of its inode, sbx_walk_inode: its
+ * refusals only) */
 static __always_inline void sbx_cand_one(__u64 *best, __u8 v, __u32 rule, __u32 level,
 					 __u8 rank, __u8 floor)
 {
@@ -159,8 +160,8 @@ static __always_inline void sbx_walk_inode(struct sbx_wctx *c, struct dentry *d)
 	/* The entry was made for a file that is gone, and its number came
 	 * back with this one (a config deleted, then a key made in the same
 	 * directory): what it allowed is not this file's, what it denied
-	 * stays (and the names above still decide). */
-	floor = r->gen_set && r->gen != BPF_CORE_READ(inode, i_generation) ? SBX_V_DENY :
+	 * or asked about stays (and the names above still decide). */
+	floor = r->gen_set && r->gen != BPF_CORE_READ(inode, i_generation) ? SBX_V_ASK :
 									SBX_V_ALLOW;
 	sbx_cand(w, r, w->level, SBX_RANK_EXACT, floor);
 	if (!r->chain_mask || !w->level)

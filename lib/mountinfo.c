@@ -73,8 +73,10 @@ int sbx_mountinfo_read(const char *path, struct sbx_mount **out, size_t *out_n)
 		}
 		tab[n++] = m;
 	}
-	if (!rc && ferror(f))
-		rc = -EIO;
+	/* getline stops at the end, or on an error (ENOMEM) that an older
+	 * glibc does not flag: a table cut short is no table */
+	if (!rc && (ferror(f) || !feof(f)))
+		rc = errno ? -errno : -EIO;
 	free(line);
 	fclose(f);
 	if (rc) {

@@ -311,7 +311,8 @@ static char *memo_realpath(struct cstate *s, const char *path)
 }
 
 /* PATH led to (dev, ino) when compiled: kept for the cache's check */
-static void add_ident(struct cstate *s, const char *path, uint32_t dev, uint64_t ino)
+static void add_ident(struct cstate *s, const char *path, uint32_t dev, uint64_t ino,
+		      int64_t gen)
 {
 	struct sbx_compiled *c = s->out;
 	struct sbx_ident_stamp *v;
@@ -327,6 +328,7 @@ static void add_ident(struct cstate *s, const char *path, uint32_t dev, uint64_t
 	}
 	v[c->n_idents].dev = dev;
 	v[c->n_idents].ino = ino;
+	v[c->n_idents].gen = gen;
 	c->n_idents++;
 }
 
@@ -370,7 +372,7 @@ static int add_inode(struct cstate *s, uint32_t dev, uint64_t ino, const struct 
 	 * none to give */
 	if (path && !sbx_kgen(path, true, dev, ino, &e->v.gen))
 		e->v.gen_set = 1;
-	add_ident(s, path, dev, ino);
+	add_ident(s, path, dev, ino, e->v.gen_set ? (int64_t)e->v.gen : -1);
 	return 0;
 }
 

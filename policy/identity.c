@@ -132,9 +132,13 @@ static int mountinfo_reload(void)
 		(void)mnt_changed();
 	}
 	err = mountinfo_read("/proc/self/mountinfo", &tab, &n);
-
-	if (err)
+	if (err) {
+		/* the change was taken: a table kept now would pass for fresh */
+		free(mnt_tab);
+		mnt_tab = NULL;
+		mnt_n = 0;
 		return err;
+	}
 	free(mnt_tab);
 	mnt_tab = tab;
 	mnt_n = n;
@@ -356,16 +360,13 @@ int sbx_kgen(const char *path, bool follow, uint32_t dev, uint64_t ino, uint32_t
 	int fd, io, rc = 1;
 	unsigned int g;
 
-	if (statfs(path, &sf))
-		return 1;
-	for (size_t k = 0; k < sizeof(reuse) / sizeof(reuse[0]); k++)
-		known = known || (long)sf.f_type == reuse[k];
-	if (!known)
-		return 1;
 	fd = open(path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return 1;
-	if (fstat(fd, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) ||
+	if (!fstatfs(fd, &sf))
+		for (size_t k = 0; k < sizeof(reuse) / sizeof(reuse[0]); k++)
+			known = known || (long)sf.f_type == reuse[k];
+	if (!known || fstat(fd, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) ||
 	    sbx_kident_fd(fd, &d, &i) || d != dev || i != ino) {
 		close(fd);
 		return 1;

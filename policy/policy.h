@@ -227,7 +227,12 @@ struct sbx_compiled {
 	 * the same object (a directory deleted and made again has a new
 	 * inode, and the rules below it would be anchored on the old one).
 	 * Sorted by path, each path once. */
-	struct sbx_ident_stamp { char *path; uint32_t dev; uint64_t ino; } *idents;
+	struct sbx_ident_stamp {
+		char *path;
+		uint32_t dev;
+		uint64_t ino;
+		int64_t gen;	/* sbx_kgen's, or -1: none */
+	} *idents;
 	size_t n_idents;
 };
 

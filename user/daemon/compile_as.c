@@ -57,9 +57,10 @@ static json_t *idents_json(const struct sbx_compiled *c)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < c->n_idents; i++)
-		json_array_append_new(a, json_pack("[s,I,I]", c->idents[i].path,
+		json_array_append_new(a, json_pack("[s,I,I,I]", c->idents[i].path,
 						   (json_int_t)c->idents[i].dev,
-						   (json_int_t)c->idents[i].ino));
+						   (json_int_t)c->idents[i].ino,
+						   (json_int_t)c->idents[i].gen));
 	return a;
 }
 

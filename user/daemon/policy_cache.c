@@ -269,7 +269,9 @@ static bool dirs_hold(const struct sbx_pcache *e)
 
 /* Every path an inode entry was made for still leads to that object. A
  * directory deleted and made again (rm -rf ~/.npm; npm install) has a new
- * inode: its rules, and the chain rules anchored on it, would miss it.
+ * inode: its rules, and the chain rules anchored on it, would miss it;
+ * made again with its old number (ext4 gives it back) it has a new
+ * generation, and its entry would give it only its denials.
  * Missing from the compile's output (an older daemon's) is not valid. */
 static bool idents_hold(const json_t *idents)
 {
@@ -280,12 +282,16 @@ static bool idents_hold(const json_t *idents)
 		return false;
 	json_array_foreach(idents, i, v) {
 		const char *path = json_string_value(json_array_get(v, 0));
-		uint32_t dev;
+		json_int_t gen = json_integer_value(json_array_get(v, 3));
+		uint32_t dev, g;
 		uint64_t ino;
 
-		if (!path || sbx_kident(path, true, &dev, &ino) ||
+		if (!path || !json_is_integer(json_array_get(v, 3)) ||
+		    sbx_kident(path, true, &dev, &ino) ||
 		    dev != (uint32_t)json_integer_value(json_array_get(v, 1)) ||
 		    ino != (uint64_t)json_integer_value(json_array_get(v, 2)))
+			return false;
+		if (gen >= 0 && (sbx_kgen(path, true, dev, ino, &g) || g != (uint32_t)gen))
 			return false;
 	}
 	return true;
