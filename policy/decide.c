@@ -38,6 +38,8 @@ struct node {
 	uint64_t ino;
 	bool chr;		/* the object is a character device: rdev, the kernel's */
 	uint64_t rdev;
+	const char *pfx;	/* has_id: the path that names it, pfx_len long */
+	size_t pfx_len;
 };
 
 /* The object's device number, when it is a character device (walk.bpf.c
@@ -250,6 +252,8 @@ static int walk_build(const char *path, struct walk *w)
 		tmp[nn].name = NULL;
 		tmp[nn].len = 0;
 		tmp[nn].has_id = !sbx_kident("/", true, &tmp[nn].dev, &tmp[nn].ino);
+		tmp[nn].pfx = "/";
+		tmp[nn].pfx_len = 1;
 		if (!tmp[nn].has_id)
 			w->id_error = true;
 		nn++;
@@ -265,6 +269,8 @@ static int walk_build(const char *path, struct walk *w)
 				save = w->buf[end];
 				w->buf[end] = 0;
 				tmp[nn].has_id = !sbx_kident(w->buf, true, &tmp[nn].dev, &tmp[nn].ino);
+				tmp[nn].pfx = w->buf;
+				tmp[nn].pfx_len = end;
 				if (!tmp[nn].has_id)
 					w->id_error = true;
 				w->buf[end] = save;
@@ -318,9 +324,10 @@ struct best {
 	uint32_t rule_id;
 };
 
-static void consider(struct best *b, int level, int rank, uint8_t verdict, uint32_t rule_id)
+static void consider_from(struct best *b, int level, int rank, uint8_t verdict,
+			  uint32_t rule_id, uint8_t floor)
 {
-	if (verdict == SBX_V_NONE)
+	if (verdict == SBX_V_NONE || verdict < floor)
 		return;
 	if (b->found) {
 		if (level != b->level) {
@@ -341,6 +348,30 @@ static void consider(struct best *b, int level, int rank, uint8_t verdict, uint3
 	b->rank = rank;
 	b->verdict = verdict;
 	b->rule_id = rule_id;
+}
+
+static void consider(struct best *b, int level, int rank, uint8_t verdict, uint32_t rule_id)
+{
+	consider_from(b, level, rank, verdict, rule_id, SBX_V_ALLOW);
+}
+
+/* walk.bpf.c's sbx_walk_inode: an entry made for another generation of
+ * the node's inode number gives only its refusals, and so do the chain
+ * rules anchored on it. A generation that cannot be read here counts as
+ * another one: this side may over-refuse, never pass what the kernel
+ * refuses. */
+static uint8_t entry_floor(const struct node *nd, const struct sbx_file_rule *r)
+{
+	uint32_t g;
+	char *p;
+	bool same;
+
+	if (!r->gen_set)
+		return SBX_V_ALLOW;
+	p = nd->pfx ? strndup(nd->pfx, nd->pfx_len) : NULL;
+	same = p && !sbx_kgen(p, true, nd->dev, nd->ino, &g) && g == r->gen;
+	free(p);
+	return same ? SBX_V_ALLOW : SBX_V_ASK;
 }
 
 static bool is_pseudofs(const char *path)
@@ -419,7 +450,10 @@ static void decide_walk(const struct sbx_compiled *c, const struct walk *w, enum
 				bsearch(&ik, c->inode, c->n_inode, sizeof(*c->inode), cmp_inode_key);
 
 			if (ie) {
-				consider(&b, (int)k, SBX_RANK_EXACT, ie->v.verdict[acc], ie->v.rule_id[acc]);
+				uint8_t floor = entry_floor(nd, &ie->v);
+
+				consider_from(&b, (int)k, SBX_RANK_EXACT, ie->v.verdict[acc],
+					      ie->v.rule_id[acc], floor);
 				for (uint32_t m = 1; m <= SBX_CHAIN_MAX && m <= k; m++) {
 					struct sbx_chain_key ck = {
 						.policy_id = h->policy_id, .dev = nd->dev, .ino = nd->ino, .m = m,
@@ -436,8 +470,8 @@ static void decide_walk(const struct sbx_compiled *c, const struct walk *w, enum
 					ck.hash = hh;
 					ce = bsearch(&ck, c->chain, c->n_chain, sizeof(*c->chain), cmp_chain_key);
 					if (ce)
-						consider(&b, (int)(k - m), SBX_RANK_EXACT, ce->v.verdict[acc],
-							 ce->v.rule_id[acc]);
+						consider_from(&b, (int)(k - m), SBX_RANK_EXACT,
+							      ce->v.verdict[acc], ce->v.rule_id[acc], floor);
 				}
 			}
 		}
@@ -601,6 +635,8 @@ int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_di
 	e.nodes[0].len = strlen(e.buf);
 	if (exists) {
 		e.nodes[0].has_id = !sbx_kident(e.existing, true, &e.nodes[0].dev, &e.nodes[0].ino);
+		e.nodes[0].pfx = e.existing;
+		e.nodes[0].pfx_len = strlen(e.existing);
 		e.id_error = !e.nodes[0].has_id;
 		if (e.nodes[0].has_id)
 			node_chr(&e.nodes[0], e.existing);

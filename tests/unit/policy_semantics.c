@@ -123,6 +123,43 @@ SBX_TEST(policy_semantics, most_specific_wins)
 	fix_end(&f);
 }
 
+/* walk.bpf.c's generation check, mirrored: a compiled allow for a file
+ * that was deleted does not pass to the next file that takes its inode
+ * number (ext4 hands it out again), and the directory's deny decides */
+SBX_TEST(policy_semantics, a_reused_inode_number_keeps_only_refusals)
+{
+	struct fix f;
+	struct statfs sf;
+	struct stat old, st;
+	char *cfg, *key;
+
+	fix_start(&f);
+	touch(&f, "keys/config");
+	cfg = pt_path("%s/keys/config", f.proj);
+	key = pt_path("%s/keys/id_new", f.proj);
+	if (statfs(f.proj, &sf) || sf.f_type != 0xEF53) {
+		sbx_unit_skip("the scratch directory is not on ext2/3/4");
+		goto out;
+	}
+	CU_ASSERT_FATAL(fix_compile(&f,
+		"    - {path: \"${PROJECT}/keys/\", access: read, verdict: deny, reason: keys}\n"
+		"    - {path: \"${PROJECT}/keys/config\", access: read, verdict: allow, reason: c}\n"));
+	CU_ASSERT_EQUAL(pv(&f, "keys/config", R), SBX_V_ALLOW);
+	CU_ASSERT_FATAL(stat(cfg, &old) == 0);
+	unlink(cfg);
+	touch(&f, "keys/id_new");
+	CU_ASSERT_FATAL(stat(key, &st) == 0);
+	if (st.st_ino != old.st_ino) {
+		sbx_unit_skip("ext4 gave the new file another inode number");
+		goto out;
+	}
+	CU_ASSERT_EQUAL(pv(&f, "keys/id_new", R), SBX_V_DENY);
+out:
+	free(cfg);
+	free(key);
+	fix_end(&f);
+}
+
 SBX_TEST(policy_semantics, deny_wins_ties)
 {
 	struct fix f;
