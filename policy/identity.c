@@ -104,13 +104,27 @@ static int mountinfo_read(const char *path, struct mnt_dev **out, size_t *out_n)
  * mount, its id is not reused.
  */
 static int mnt_poll_fd = -1;
-static pid_t mnt_poll_pid;	/* a forked child shares the file, and its event */
+/* a forked child shares the file, and its event: it opens its own (set
+ * by the atfork handler, where a getpid per use was a syscall more for
+ * every identity, thousands in a Landlock plan) */
+static bool mnt_forked;
+static pthread_once_t mnt_atfork_once = PTHREAD_ONCE_INIT;
+
+static void mnt_in_child(void)
+{
+	mnt_forked = true;
+}
+
+static void mnt_atfork(void)
+{
+	pthread_atfork(NULL, NULL, mnt_in_child);
+}
 
 static bool mnt_changed(void)
 {
 	struct pollfd p = { .fd = mnt_poll_fd, .events = POLLPRI };
 
-	return mnt_poll_fd < 0 || mnt_poll_pid != getpid() || poll(&p, 1, 0) != 0;
+	return mnt_poll_fd < 0 || mnt_forked || poll(&p, 1, 0) != 0;
 }
 
 static int mountinfo_reload(void)
@@ -121,13 +135,14 @@ static int mountinfo_reload(void)
 
 	/* the event is taken before the read: a change during it is seen
 	 * at the next use */
-	if (mnt_poll_fd >= 0 && mnt_poll_pid != getpid()) {
+	pthread_once(&mnt_atfork_once, mnt_atfork);
+	if (mnt_poll_fd >= 0 && mnt_forked) {
 		close(mnt_poll_fd);
 		mnt_poll_fd = -1;
 	}
+	mnt_forked = false;
 	if (mnt_poll_fd < 0) {
 		mnt_poll_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-		mnt_poll_pid = getpid();
 	} else {
 		(void)mnt_changed();
 	}
@@ -203,6 +218,13 @@ static int kident_statx(int dirfd, const char *path, int flags, uint32_t *dev, u
 	if (!(sx.stx_mask & STATX_MNT_ID) || !(sx.stx_mask & STATX_INO))
 		return 1;
 	pthread_mutex_lock(&mnt_lock);
+	/* a mount the table calls one whose stat is not the kernel's
+	 * (overlayfs, 9p, btrfs) goes the slow way, which checks the table
+	 * itself: a stale answer here can only send it there */
+	if (!mnt_lookup((int)sx.stx_mnt_id, &mdev, &ok) && !ok) {
+		pthread_mutex_unlock(&mnt_lock);
+		return 1;
+	}
 	err = mnt_changed() ? mountinfo_reload() : 0;
 	if (!err)
 		err = mnt_lookup((int)sx.stx_mnt_id, &mdev, &ok);

@@ -356,12 +356,12 @@ struct build {
  * deny, unless the daemon's programs decide asks in the kernel
  * (kernel_decides): then Landlock lets them through. */
 static unsigned allowed(const struct build *b, const char *path, const struct sbx_decide_dir *in,
-			const char *name)
+			const char *name, const struct stat *lst)
 {
 	struct sbx_decision d[SBX_ACC_MAX];
 	unsigned bits = 0;
 
-	if (in ? sbx_decide_dir_each(b->c, in, name, d) : sbx_decide_path_each(b->c, path, d))
+	if (in ? sbx_decide_dir_each(b->c, in, name, lst, d) : sbx_decide_path_each(b->c, path, d))
 		return 0;
 	for (int a = SBX_ACC_READ; a <= SBX_ACC_EXEC; a++)
 		if (d[a].verdict == SBX_V_ALLOW || d[a].verdict == SBX_V_AUDIT ||
@@ -404,11 +404,13 @@ struct mins {
 	uint64_t grant;		/* what a rule on it alone would hold */
 };
 
-/* in, name: path is name in the directory that in was opened on */
+/* in, name: path is name in the directory that in was opened on; lst:
+ * its lstat, when the caller has it */
 static struct mins mins_of(struct build *b, const char *path, bool dir, bool exists,
-			   const struct sbx_decide_dir *in, const char *name)
+			   const struct sbx_decide_dir *in, const char *name,
+			   const struct stat *lst)
 {
-	uint64_t r = sbx_landlock_rights(b->abi, allowed(b, path, in, name));
+	uint64_t r = sbx_landlock_rights(b->abi, allowed(b, path, in, name, lst));
 	struct mins m = {
 		.obj = r & ~LL_WRITE_PAR,
 		.par = dir || !exists ? r & LL_WRITE_PAR : b->all,
@@ -435,9 +437,9 @@ static bool below_root(const struct build *b, const char *path)
 }
 
 static struct mins walk(struct build *b, const char *path, bool dir, const struct sbx_decide_dir *in,
-			const char *name)
+			const char *name, const struct stat *lst)
 {
-	struct mins m = mins_of(b, path, dir, true, in, name), below;
+	struct mins m = mins_of(b, path, dir, true, in, name, lst), below;
 	struct sbx_decide_dir *self;
 	DIR *d;
 	struct dirent *de;
@@ -473,14 +475,13 @@ static struct mins walk(struct build *b, const char *path, bool dir, const struc
 		}
 		/* a symlink is reached through its target's rules */
 		if (!lstat(p, &st) && !S_ISLNK(st.st_mode)) {
-			k = walk(b, p, S_ISDIR(st.st_mode), self, de->d_name);
+			k = walk(b, p, S_ISDIR(st.st_mode), self, de->d_name, &st);
 			below.obj &= k.obj;
 			below.par &= k.par & k.self;
 		}
 		free(p);
 	}
 	closedir(d);
-	sbx_decide_dir_close(self);
 	/* rules on names that do not exist yet, below this directory */
 	for (size_t i = 0; i < b->hot.n; i++) {
 		const char *h = b->hot.v[i];
@@ -514,7 +515,7 @@ static struct mins walk(struct build *b, const char *path, bool dir, const struc
 			if (!mine)
 				continue;
 		}
-		k = mins_of(b, h, false, false, NULL, NULL);
+		k = mins_of(b, h, false, false, self, h + plen + (plen > 1), NULL);
 		below.obj &= k.obj;
 		below.par &= k.par & k.self;
 	}
@@ -535,12 +536,16 @@ static struct mins walk(struct build *b, const char *path, bool dir, const struc
 				b->oom = true;
 				break;
 			}
-			k = mins_of(b, p, false, false, NULL, NULL);
+			/* decided over this directory's walk, made once: a
+			 * walk of the whole path for each name was most of a
+			 * plan's system calls */
+			k = mins_of(b, p, false, false, self, b->wnames.v[i], NULL);
 			below.obj |= k.obj & LL_WRITE_OBJ;
 			below.par |= k.self;
 			free(p);
 		}
 	}
+	sbx_decide_dir_close(self);
 	add_rule(b, path, below.obj | below.par, true);
 	return (struct mins){ below.obj, below.par, m.self, below.obj | below.par };
 }
@@ -723,7 +728,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 		err = fail(why, -errno, "cannot stat /");
 		goto out;
 	}
-	walk(&b, "/", true, NULL, NULL);
+	walk(&b, "/", true, NULL, NULL, NULL);
 	if (b.oom) {
 		err = -ENOMEM;
 		goto out;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include "bpf/bpfsbx.h"
 #include "lib/names.h"
 
@@ -275,8 +276,10 @@ int sbx_decide_path_each(const struct sbx_compiled *c, const char *path,
 struct sbx_decide_dir;
 struct sbx_decide_dir *sbx_decide_dir_open(const char *dir);
 void sbx_decide_dir_close(struct sbx_decide_dir *d);
+/* lst: the name's lstat(2), when the caller has just made it; NULL: made here */
 int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
-			const char *name, struct sbx_decision out[SBX_ACC_MAX]);
+			const char *name, const struct stat *lst,
+			struct sbx_decision out[SBX_ACC_MAX]);
 /* A container's mount root: the host path it was mounted from, and what
  * was there when the container was adopted (sbx_kident). */
 struct sbx_graft {

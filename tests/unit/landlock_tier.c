@@ -747,7 +747,7 @@ static int compare_one(const struct sbx_compiled *c, const struct sbx_decide_dir
 	char *full = pt_path("%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
 	int bad = 0;
 
-	CU_ASSERT_EQUAL(sbx_decide_dir_each(c, d, name, a), 0);
+	CU_ASSERT_EQUAL(sbx_decide_dir_each(c, d, name, NULL, a), 0);
 	CU_ASSERT_EQUAL(sbx_decide_path_each(c, full, b), 0);
 	for (int k = 0; k < SBX_ACC_MAX; k++)
 		if (a[k].verdict != b[k].verdict || a[k].rule_id != b[k].rule_id ||
