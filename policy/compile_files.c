@@ -370,7 +370,7 @@ static int add_inode(struct cstate *s, uint32_t dev, uint64_t ino, const struct 
 	/* a path that no longer names this object gets no generation: the
 	 * entry then matches by number alone, as where the file system has
 	 * none to give */
-	if (path && !sbx_kgen(path, true, dev, ino, &e->v.gen))
+	if (path && !s->p->no_generations && !sbx_kgen(path, true, dev, ino, &e->v.gen))
 		e->v.gen_set = 1;
 	add_ident(s, path, dev, ino, e->v.gen_set ? (int64_t)e->v.gen : -1);
 	return 0;

@@ -452,7 +452,11 @@ static void decide_walk(const struct sbx_compiled *c, const struct walk *w, enum
 				bsearch(&ik, c->inode, c->n_inode, sizeof(*c->inode), cmp_inode_key);
 
 			if (ie) {
-				uint8_t floor = entry_floor(nd, &ie->v);
+				/* the generation matters only to what the entry
+				 * (or a chain anchored on it) allows */
+				uint8_t v = ie->v.verdict[acc];
+				uint8_t floor = (v != SBX_V_NONE && v < SBX_V_ASK) || ie->v.chain_mask ?
+						entry_floor(nd, &ie->v) : SBX_V_ALLOW;
 
 				consider_from(&b, (int)k, SBX_RANK_EXACT, ie->v.verdict[acc],
 					      ie->v.rule_id[acc], floor);

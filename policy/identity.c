@@ -110,14 +110,28 @@ static int mnt_poll_fd = -1;
 static bool mnt_forked;
 static pthread_once_t mnt_atfork_once = PTHREAD_ONCE_INIT;
 
+/* the lock is taken across fork(): a child of the multi-threaded daemon
+ * (a compile as the user) must not start with it held by a thread it
+ * does not have */
+static void mnt_before_fork(void)
+{
+	pthread_mutex_lock(&mnt_lock);
+}
+
+static void mnt_in_parent(void)
+{
+	pthread_mutex_unlock(&mnt_lock);
+}
+
 static void mnt_in_child(void)
 {
 	mnt_forked = true;
+	pthread_mutex_unlock(&mnt_lock);
 }
 
 static void mnt_atfork(void)
 {
-	pthread_atfork(NULL, NULL, mnt_in_child);
+	pthread_atfork(mnt_before_fork, mnt_in_parent, mnt_in_child);
 }
 
 static bool mnt_changed(void)

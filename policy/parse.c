@@ -922,6 +922,7 @@ static struct sbx_policy *load_common(const char *name, const char *dir, const c
 	p->resolve_ctx = env->resolve_ctx;
 	p->hardlink_scan_max = env->hardlink_scan_max ? env->hardlink_scan_max : SBX_HARDLINK_SCAN_MAX;
 	p->no_hardlink_scan = env->no_hardlink_scan;
+	p->no_generations = env->no_generations;
 	p->floor_live = env->floor_live;
 	if (!p->home || (env->project && !p->project) || !p->resolv_conf)
 		goto fail;

@@ -73,6 +73,12 @@ struct sbx_policy_env {
 	 * the kernel holds those inode entries and a scan would read the
 	 * very directories the policy asks a person about. */
 	bool no_hardlink_scan;
+	/* No inode generations (sbx_kgen opens each object for reading): for
+	 * a compile inside a session, whose opens the kernel decides (a
+	 * denied ~/.ssh/ would be a denial, an asked one a request to the
+	 * person, that the agent never made); and a compile used at once
+	 * has no entry that a later file could reuse. */
+	bool no_generations;
 	/* The machine policy's directory (machine.yaml, machine.d/NAME.yaml);
 	 * NULL: $BPFSBX_MACHINE_DIR, else /etc/bpfsbx. */
 	const char *machine_dir;
@@ -527,6 +533,7 @@ struct sbx_policy {
 	void *resolve_ctx;
 	size_t hardlink_scan_max;
 	bool no_hardlink_scan;
+	bool no_generations;
 	/* The machine policy's rules follow the project's in rules[] and in
 	 * frules, nrules and crules: these count them (0: no machine policy). */
 	size_t n_machine_rules, n_machine_frules, n_machine_nrules, n_machine_crules;

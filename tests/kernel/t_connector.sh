@@ -55,4 +55,43 @@ test_post_tool_use_audit_from_session() {
 		fail "no connector record in the audit log"
 }
 
-flows_61_only hook_in_session_cannot_write_the_queue_itself
+# The hook compiles the project's policy in the session. Reading an
+# object's inode generation (ext4 gives one) is an open for reading, which
+# the kernel decides there: a denied directory would be a denial and an
+# asked one a request to the person, for reads the agent never made. On an
+# ext4 mount, as a home on ext4 is.
+test_a_hook_in_session_reads_nothing_its_policy_refuses() {
+	[ -e /sys/module/loop ] || modprobe loop 2>/dev/null || true
+	grep -qw ext4 /proc/filesystems || skip "no ext4 in this guest kernel"
+	local m=/mnt/sbx-hookgen
+	umount $m 2>/dev/null || true
+	mkdir -p $m
+	truncate -s 32M /tmp/sbx-hookgen.img
+	mkfs.ext4 -q -F /tmp/sbx-hookgen.img || fail "mkfs.ext4"
+	mount -o loop /tmp/sbx-hookgen.img $m || fail "no loop mount of ext4"
+	mkdir -p $m/keys $m/asked
+	echo KEY >$m/keys/id
+	echo X >$m/asked/f
+	chown -R $TUSER: $m
+	connector_fixture
+	printf '%s\n' 'version: 1' 'extends: agent-default' 'files:' '  rules:' \
+		"    - {path: $m/keys/, access: read, verdict: deny, reason: keys}" \
+		"    - {path: $m/keys/pub, access: read, verdict: allow, reason: pub}" \
+		"    - {path: $m/asked/, access: read, verdict: ask, reason: asked}" \
+		>$PROJ/.sandbox/policy.yaml
+	hook_input PreToolUse "ls" >/tmp/hook.in
+	chmod 644 /tmp/hook.in
+	from=$(wc -l <$EVENTS)
+	in_session $PROJ/.sandbox/policy.yaml sh -c \
+		"cd $PROJ && BPFSBX_HOOK_WAIT_MS=5000 $SBX hook pre-tool-use </tmp/hook.in >/tmp/hook.out 2>/tmp/hook.err" ||
+		fail "hook failed: $(cat /tmp/hook.err)"
+	sleep 0.5
+	refused=$(tail -n +$((from + 1)) $EVENTS | grep "$m" | grep -c '"verdict":"\(deny\|ask\)"' || true)
+	pend=$(pending_ids)
+	umount $m
+	rm -f /tmp/sbx-hookgen.img
+	[ "$refused" = 0 ] || fail "the hook's own compile was refused $refused times: $(tail -n +$((from + 1)) $EVENTS | grep "$m" | head -2)"
+	[ -z "$pend" ] || fail "the hook's own compile asked the person: $pend"
+}
+
+flows_61_only hook_in_session_cannot_write_the_queue_itself a_hook_in_session_reads_nothing_its_policy_refuses

@@ -175,6 +175,7 @@ int sbx_conn_policy_load_path(const char *policy_path, const char *project, cons
 	/* in a session the kernel has the hard links' inode entries; our own
 	 * scan of an asked directory would be a read the kernel asks about */
 	env.no_hardlink_scan = cp->kernel_enforced;
+	env.no_generations = cp->kernel_enforced;
 	env.home = cp->home;
 	env.project = cp->project;
 	env.resolve = conn_resolve;

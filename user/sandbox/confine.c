@@ -80,7 +80,10 @@ static char *first_error(const struct sbx_diags *d, const char *path)
 int sbx_fallback_confine(const char *policy_path, const char *home, const char *project,
 			 bool kernel_decides, char **err)
 {
-	struct sbx_policy_env env = { .home = home, .project = project, .resolve = no_resolve };
+	/* no generations: run is in its session already, and the plan is
+	 * made and applied at once */
+	struct sbx_policy_env env = { .home = home, .project = project, .resolve = no_resolve,
+				      .no_generations = true };
 	struct sbx_landlock_plan plan = { 0 };
 	struct sbx_scan_roots roots;
 	struct sbx_diags diags = { 0 };
