@@ -27,6 +27,18 @@ if [ $TIER = bpf-lsm ]; then FILE_DENIED="ERR EPERM"; else FILE_DENIED="ERR EACC
 
 skip() { echo "SKIP: $*"; exit 77; }
 
+# ext4_scratch MNT IMG: a fresh 32 MB ext4 from the image file IMG, loop-
+# mounted on MNT (skips where the guest kernel has no ext4)
+ext4_scratch() {
+	[ -e /sys/module/loop ] || modprobe loop 2>/dev/null || true
+	grep -qw ext4 /proc/filesystems || skip "no ext4 in this guest kernel"
+	umount "$1" 2>/dev/null || true
+	mkdir -p "$1"
+	truncate -s 32M "$2"
+	mkfs.ext4 -q -F "$2" || fail "mkfs.ext4"
+	mount -o loop "$2" "$1" || fail "no loop mount of ext4"
+}
+
 # on_61_only WHY NAME...: on 6.1 only, the file's tests not named are
 # skipped, saying WHY (6.12's guests run them all)
 on_61_only() {

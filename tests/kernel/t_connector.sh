@@ -61,14 +61,8 @@ test_post_tool_use_audit_from_session() {
 # asked one a request to the person, for reads the agent never made. On an
 # ext4 mount, as a home on ext4 is.
 test_a_hook_in_session_reads_nothing_its_policy_refuses() {
-	[ -e /sys/module/loop ] || modprobe loop 2>/dev/null || true
-	grep -qw ext4 /proc/filesystems || skip "no ext4 in this guest kernel"
 	local m=/mnt/sbx-hookgen
-	umount $m 2>/dev/null || true
-	mkdir -p $m
-	truncate -s 32M /tmp/sbx-hookgen.img
-	mkfs.ext4 -q -F /tmp/sbx-hookgen.img || fail "mkfs.ext4"
-	mount -o loop /tmp/sbx-hookgen.img $m || fail "no loop mount of ext4"
+	ext4_scratch $m /tmp/sbx-hookgen.img
 	mkdir -p $m/keys $m/asked
 	echo KEY >$m/keys/id
 	echo X >$m/asked/f

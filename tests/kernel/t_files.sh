@@ -135,14 +135,8 @@ test_a_mount_id_reused_by_a_new_mount_names_the_new_device() {
 # the number of the one deleted just before it (checked: otherwise the
 # test proves nothing and says so); the session was started before.
 test_a_deleted_files_allow_rule_does_not_pass_to_a_new_file_with_its_number() {
-	[ -e /sys/module/loop ] || modprobe loop 2>/dev/null || true
-	grep -qw ext4 /proc/filesystems || skip "no ext4 in this guest kernel"
 	local m=/mnt/sbx-ino pol=/tmp/ino-policy.yaml p oldf oldd newf newd
-	umount $m 2>/dev/null || true
-	mkdir -p $m
-	truncate -s 32M /tmp/sbx-ino.img
-	mkfs.ext4 -q -F /tmp/sbx-ino.img || fail "mkfs.ext4"
-	mount -o loop /tmp/sbx-ino.img $m || fail "no loop mount of ext4"
+	ext4_scratch $m /tmp/sbx-ino.img
 	mkdir -p $m/.ssh/pub
 	echo "Host x" >$m/.ssh/config
 	echo "ssh-ed25519 AAAA" >$m/.ssh/pub/a.pub
@@ -197,13 +191,7 @@ test_a_deleted_files_allow_rule_does_not_pass_to_a_new_file_with_its_number() {
 }
 
 test_identity_fast_and_slow_agree_on_ext4_tmpfs_overlay() {
-	[ -e /sys/module/loop ] || modprobe loop 2>/dev/null || true
-	grep -qw ext4 /proc/filesystems || skip "no ext4 in this guest kernel"
-	umount /mnt/sbx-ext4 2>/dev/null || true
-	mkdir -p /mnt/sbx-ext4
-	truncate -s 32M /tmp/sbx-ext4.img
-	mkfs.ext4 -q -F /tmp/sbx-ext4.img || fail "mkfs.ext4"
-	mount -o loop /tmp/sbx-ext4.img /mnt/sbx-ext4 || fail "no loop mount of ext4"
+	ext4_scratch /mnt/sbx-ext4 /tmp/sbx-ext4.img
 	mkdir -p /dev/shm/sbx-id
 	for d in /mnt/sbx-ext4/id /dev/shm/sbx-id/id $THOME/id-overlay; do
 		rm -rf $d
