@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION 11
+#define SBX_ABI_VERSION 12
 
 /* ---- verdicts -------------------------------------------------------- */
 
@@ -153,6 +153,23 @@ enum sbx_rank {
 	SBX_RANK_NONE  = 3
 };
 
+/*
+ * sbx_file_rule.gen of an inode rule:
+ *  - SBX_GEN_INODE: the object's i_generation when the policy was compiled,
+ *    where the file system keeps one (ext2/3/4, xfs, btrfs, f2fs);
+ *  - SBX_GEN_REMOVALS: where it keeps none (overlayfs above all, whose
+ *    upper layer is one of those), the object's count in sbx_removals when
+ *    the policy was applied: every unlink, rmdir and rename over the
+ *    object counts, in the kernel, before its number can be free;
+ *  - SBX_GEN_NONE: a file system that never gives a number twice (tmpfs),
+ *    or a compile inside a session (sbx_policy_env.no_generations).
+ */
+enum sbx_gen_kind {
+	SBX_GEN_NONE = 0,
+	SBX_GEN_INODE = 1,
+	SBX_GEN_REMOVALS = 2,
+};
+
 struct sbx_file_rule {
 	__u8  verdict[SBX_ACC_MAX];	/* enum sbx_verdict per access class */
 	__u8  chain_mask;	/* inode rules only: bit (m-1) set when chain
@@ -160,13 +177,17 @@ struct sbx_file_rule {
 	__u8  pinned;		/* inode rules only: a directory on the way down
 				 * to a protected path: it may not be renamed,
 				 * exchanged or removed (SBX_RULE_PINNED) */
-	__u8  gen_set;		/* inode rules only: gen holds the object's */
-	__u8  _pad;
+	__u8  gen_set;		/* inode rules only: enum sbx_gen_kind, what gen
+				 * holds */
+	__u8  chain_allow;	/* inode rules only: SBX_ACCBIT of each access
+				 * class that a chain rule hanging below this
+				 * inode allows (or audits) */
 	__u32 rule_id[SBX_ACC_MAX];	/* index into the policy's rule table */
-	/* inode rules only: the object's i_generation when the policy was
-	 * compiled. ext4, xfs, btrfs and f2fs give a freed inode number to the
-	 * next file they make; another generation is another file, for which
-	 * the entry keeps only its refusals (ask and deny). */
+	/* inode rules only: which incarnation of the object's number the entry
+	 * was made for. ext4, xfs, btrfs and f2fs give a freed inode number to
+	 * the next file they make, and so does an overlay over them; another
+	 * incarnation is another file, for which the entry keeps only its
+	 * refusals (ask and deny). */
 	__u32 gen;
 };
 
@@ -373,6 +394,17 @@ struct sbx_protect_key {
 	__u32 _pad;
 	__u64 ino;
 };
+
+/*
+ * sbx_removals: (dev, ino) of an object that an inode rule of some policy
+ * was made for (keyed as sbx_protected) -> how many times a name of it has
+ * been removed (unlink, rmdir, rename over it; removals.bpf.c). Made by
+ * the daemon when it applies the policy, counted by the kernel, never
+ * taken out while the daemon runs. SBX_REMOVALS_ANY counts every count
+ * that moved: a compiled policy kept for the next session whose count
+ * moved since it was applied is compiled again.
+ */
+#define SBX_REMOVALS_ANY	((struct sbx_protect_key){ .dev = 0, .ino = 0 })
 
 /* ---- listeners the daemon vouches for, or hides ---------------------- */
 

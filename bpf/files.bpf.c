@@ -6,7 +6,6 @@
  */
 #include "sbx_chan.h"
 
-#define RENAME_EXCHANGE (1 << 1)
 #define SBX_PFA_NO_NEW_PRIVS	(1ul << 0)	/* PFA_NO_NEW_PRIVS, include/linux/sched.h */
 
 SEC("lsm/file_open")

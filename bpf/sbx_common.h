@@ -15,6 +15,7 @@
 #include <bpf/bpf_endian.h>
 #include "bpfsbx.h"
 
+#define RENAME_EXCHANGE (1 << 1)	/* include/uapi/linux/fs.h */
 #define EPERM		1
 #define ENOMEM		12
 #define EACCES		13

@@ -83,6 +83,16 @@ SBX_MAP struct {
 	__type(value, __u32);
 } sbx_protected SEC(".maps");
 
+/* see struct sbx_protect_key in bpfsbx.h: removals of the objects that
+ * inode rules were made for */
+SBX_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sbx_protect_key);
+	__type(value, __u32);
+} sbx_removals SEC(".maps");
+
 SBX_MAP struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

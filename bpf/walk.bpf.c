@@ -120,6 +120,45 @@ static long sbx_chain_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/* an access asked about that the entry, or a chain rule below it, could
+ * let through: only then does its incarnation matter */
+static __always_inline bool sbx_entry_may_allow(const struct sbx_walk *w,
+						const struct sbx_file_rule *r)
+{
+	if (r->chain_allow & w->acc_mask)
+		return true;
+#pragma unroll
+	for (int a = 0; a < SBX_ACC_MAX; a++)
+		if ((w->acc_mask & SBX_ACCBIT(a)) && r->verdict[a] != SBX_V_NONE &&
+		    r->verdict[a] < SBX_V_ASK)
+			return true;
+	return false;
+}
+
+/*
+ * The entry was made for a file that is gone, and its number came back
+ * with this one (a config deleted, then a key made in the same
+ * directory): what it allowed is not this file's, what it denied or
+ * asked about stays (and the names above still decide). SBX_V_ASK then,
+ * the least verdict taken from it; SBX_V_ALLOW for the object it was made
+ * for. Which incarnation: enum sbx_gen_kind. An object without a count
+ * (one the daemon could not make) is another.
+ */
+static __always_inline __u8 sbx_entry_floor(const struct sbx_walk *w,
+					    const struct sbx_file_rule *r, struct inode *inode,
+					    __u32 dev, __u64 ino)
+{
+	struct sbx_protect_key rk = { .dev = dev, .ino = ino };
+	__u32 *n;
+
+	if (r->gen_set == SBX_GEN_INODE)
+		return r->gen == BPF_CORE_READ(inode, i_generation) ? SBX_V_ALLOW : SBX_V_ASK;
+	if (r->gen_set != SBX_GEN_REMOVALS || !sbx_entry_may_allow(w, r))
+		return SBX_V_ALLOW;
+	n = bpf_map_lookup_elem(&sbx_removals, &rk);
+	return n && *n == r->gen ? SBX_V_ALLOW : SBX_V_ASK;
+}
+
 /* Inode identity of one dentry, plus the chain rules anchored on it. */
 static __always_inline void sbx_walk_inode(struct sbx_wctx *c, struct dentry *d)
 {
@@ -157,12 +196,7 @@ static __always_inline void sbx_walk_inode(struct sbx_wctx *c, struct dentry *d)
 	r = bpf_map_lookup_elem(&sbx_inode_rules, &k);
 	if (!r)
 		return;
-	/* The entry was made for a file that is gone, and its number came
-	 * back with this one (a config deleted, then a key made in the same
-	 * directory): what it allowed is not this file's, what it denied
-	 * or asked about stays (and the names above still decide). */
-	floor = r->gen_set && r->gen != BPF_CORE_READ(inode, i_generation) ? SBX_V_ASK :
-									SBX_V_ALLOW;
+	floor = sbx_entry_floor(w, r, inode, k.dev, k.ino);
 	sbx_cand(w, r, w->level, SBX_RANK_EXACT, floor);
 	if (!r->chain_mask || !w->level)
 		return;

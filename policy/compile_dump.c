@@ -182,9 +182,11 @@ void sbx_compiled_dump(const struct sbx_compiled *c, const struct sbx_policy *p,
 		put_hex(d, e->v.chain_mask, 2);
 		if (e->v.pinned)
 			dputs(d, " pinned");
-		if (e->v.gen_set) {
+		if (e->v.gen_set == SBX_GEN_INODE) {
 			dputs(d, " gen=");
 			put_hex(d, e->v.gen, 8);
+		} else if (e->v.gen_set == SBX_GEN_REMOVALS) {
+			dputs(d, " gen=removals");
 		}
 		put_what(d, e->what);
 	}

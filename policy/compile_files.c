@@ -78,9 +78,13 @@ static void merge_rule(struct sbx_file_rule *dst, const struct sbx_file_rule *sr
 		}
 	}
 	dst->chain_mask |= src->chain_mask;
+	dst->chain_allow |= src->chain_allow;
 	dst->pinned |= src->pinned;
-	if (!dst->gen_set && src->gen_set) {
-		dst->gen_set = 1;
+	/* one object: a generation read for it is worth more than a count,
+	 * and the first one read stays */
+	if (dst->gen_set != SBX_GEN_INODE && src->gen_set &&
+	    (src->gen_set == SBX_GEN_INODE || !dst->gen_set)) {
+		dst->gen_set = src->gen_set;
 		dst->gen = src->gen;
 	}
 }
@@ -367,12 +371,23 @@ static int add_inode(struct cstate *s, uint32_t dev, uint64_t ino, const struct 
 		return -1;
 	}
 	e->v = *r;
-	/* a path that no longer names this object gets no generation: the
-	 * entry then matches by number alone, as where the file system has
-	 * none to give */
-	if (path && !s->p->no_generations && !sbx_kgen(path, true, dev, ino, &e->v.gen))
-		e->v.gen_set = 1;
-	add_ident(s, path, dev, ino, e->v.gen_set ? (int64_t)e->v.gen : -1);
+	e->v.gen_set = SBX_GEN_NONE;
+	/* Where the file system keeps no generation, or the path no longer
+	 * names this object, the kernel counts the object's removals from
+	 * the moment the daemon applies the policy (removals.bpf.c), and the
+	 * daemon checks that the path still names it after that
+	 * (SBX_IDENT_COUNTED). A compile inside a session is used at once
+	 * and keeps neither. */
+	if (path && !s->p->no_generations) {
+		int g = sbx_kgen(path, true, dev, ino, &e->v.gen);
+
+		e->v.gen_set = !g ? SBX_GEN_INODE : g == SBX_KGEN_UNIQUE ? SBX_GEN_NONE :
+									   SBX_GEN_REMOVALS;
+		if (e->v.gen_set != SBX_GEN_INODE)
+			e->v.gen = 0;
+	}
+	add_ident(s, path, dev, ino, e->v.gen_set == SBX_GEN_INODE ? (int64_t)e->v.gen :
+				     e->v.gen_set == SBX_GEN_REMOVALS ? SBX_IDENT_COUNTED : -1);
 	return 0;
 }
 
@@ -421,6 +436,10 @@ static int add_chain(struct cstate *s, uint32_t dev, uint64_t ino, uint64_t hash
 	}
 	e->v = *r;
 	e->v.chain_mask = 0;
+	e->v.chain_allow = 0;
+	for (int a = 0; a < SBX_ACC_MAX; a++)
+		if (r->verdict[a] != SBX_V_NONE && r->verdict[a] < SBX_V_ASK)
+			anchor.chain_allow |= SBX_ACCBIT(a);
 	if (m > s->out->hdr.max_chain)
 		s->out->hdr.max_chain = (uint8_t)m;
 	if (asprintf(&label, "%s (anchor)", anchor_path) < 0)

@@ -357,18 +357,23 @@ static void consider(struct best *b, int level, int rank, uint8_t verdict, uint3
 	consider_from(b, level, rank, verdict, rule_id, SBX_V_ALLOW);
 }
 
-/* walk.bpf.c's sbx_walk_inode: an entry made for another generation of
+/* walk.bpf.c's sbx_entry_floor: an entry made for another generation of
  * the node's inode number gives only its refusals, and so do the chain
  * rules anchored on it. A generation that cannot be read here counts as
  * another one: this side may over-refuse, never pass what the kernel
- * refuses. */
+ * refuses. A count of removals (SBX_GEN_REMOVALS) is the kernel's, kept
+ * for the policies the daemon applied: this compile is of the objects
+ * there now, as an applied one is until one of them is removed. So where
+ * a live session's policy was compiled before such a removal, the kernel
+ * refuses what this says it allows, until that policy is compiled again
+ * (docs/LIMITS.md). */
 static uint8_t entry_floor(const struct node *nd, const struct sbx_file_rule *r)
 {
 	uint32_t g;
 	char *p;
 	bool same;
 
-	if (!r->gen_set)
+	if (r->gen_set != SBX_GEN_INODE)
 		return SBX_V_ALLOW;
 	p = nd->pfx ? strndup(nd->pfx, nd->pfx_len) : NULL;
 	same = p && !sbx_kgen(p, true, nd->dev, nd->ino, &g) && g == r->gen;
@@ -454,8 +459,7 @@ static void decide_walk(const struct sbx_compiled *c, const struct walk *w, enum
 			if (ie) {
 				/* the generation matters only to what the entry
 				 * (or a chain anchored on it) allows */
-				uint8_t v = ie->v.verdict[acc];
-				uint8_t floor = (v != SBX_V_NONE && v < SBX_V_ASK) || ie->v.chain_mask ?
+				uint8_t floor = sbx_entry_may_allow(&ie->v, SBX_ACCBIT(acc)) ?
 						entry_floor(nd, &ie->v) : SBX_V_ALLOW;
 
 				consider_from(&b, (int)k, SBX_RANK_EXACT, ie->v.verdict[acc],

@@ -387,25 +387,37 @@ int sbx_kgen(const char *path, bool follow, uint32_t dev, uint64_t ino, uint32_t
 		0x9123683E,	/* btrfs */
 		0xF2F52010,	/* f2fs */
 	};
+	/* numbers from a counter of the super block's (or the kernel's own
+	 * objects): a freed one is not given again before it wraps */
+	static const long unique[] = {
+		0x01021994,	/* tmpfs */
+		0x858458f6,	/* ramfs */
+		0x9fa0,		/* proc */
+		0x62656572,	/* sysfs */
+		0x63677270,	/* cgroup2 */
+	};
 	struct statfs sf;
 	struct stat st;
 	char proc[64];
 	uint32_t d;
 	uint64_t i;
-	bool known = false;
-	int fd, io, rc = 1;
+	bool known = false, once = false;
+	int fd, io, rc = SBX_KGEN_NONE;
 	unsigned int g;
 
 	fd = open(path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0)
-		return 1;
-	if (!fstatfs(fd, &sf))
+		return SBX_KGEN_NONE;
+	if (!fstatfs(fd, &sf)) {
 		for (size_t k = 0; k < sizeof(reuse) / sizeof(reuse[0]); k++)
 			known = known || (long)sf.f_type == reuse[k];
+		for (size_t k = 0; k < sizeof(unique) / sizeof(unique[0]); k++)
+			once = once || (long)sf.f_type == unique[k];
+	}
 	if (!known || fstat(fd, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) ||
 	    sbx_kident_fd(fd, &d, &i) || d != dev || i != ino) {
 		close(fd);
-		return 1;
+		return once ? SBX_KGEN_UNIQUE : SBX_KGEN_NONE;
 	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	io = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |

@@ -234,11 +234,14 @@ struct sbx_compiled {
 	 * the same object (a directory deleted and made again has a new
 	 * inode, and the rules below it would be anchored on the old one).
 	 * Sorted by path, each path once. */
+#define SBX_IDENT_COUNTED	(-2)
 	struct sbx_ident_stamp {
 		char *path;
 		uint32_t dev;
 		uint64_t ino;
-		int64_t gen;	/* sbx_kgen's, or -1: none */
+		/* sbx_kgen's; SBX_IDENT_COUNTED: the kernel counts the
+		 * object's removals (SBX_GEN_REMOVALS); -1: none */
+		int64_t gen;
 	} *idents;
 	size_t n_idents;
 };
@@ -356,10 +359,25 @@ int sbx_decide_command(const struct sbx_policy *p, int argc, char *const argv[],
 int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
 /*
  * The generation of the object whose identity is (dev, ino) at path: 0
- * with *gen, or 1 where there is none to have (a file system that does not
- * reuse inode numbers or does not say, not a regular file or directory,
- * not openable by the caller, or another object there by now).
+ * with *gen; SBX_KGEN_UNIQUE on a file system that never gives a number
+ * twice (tmpfs, ramfs, the kernel's own); SBX_KGEN_NONE where there is
+ * none to have (a file system that keeps none, overlayfs above all; not a
+ * regular file or directory, not openable by the caller, or another
+ * object there by now).
  */
+enum { SBX_KGEN_NONE = 1, SBX_KGEN_UNIQUE = 2 };
+/* Whether an inode entry, or a chain rule hanging below it, lets an access
+ * of the classes in acc (SBX_ACCBIT) through: only then does it matter
+ * which object its number names now (walk.bpf.c's sbx_entry_may_allow). */
+static inline bool sbx_entry_may_allow(const struct sbx_file_rule *r, uint8_t acc)
+{
+	if (r->chain_allow & acc)
+		return true;
+	for (int a = 0; a < SBX_ACC_MAX; a++)
+		if ((acc & SBX_ACCBIT(a)) && r->verdict[a] != SBX_V_NONE && r->verdict[a] < SBX_V_ASK)
+			return true;
+	return false;
+}
 int sbx_kgen(const char *path, bool follow, uint32_t dev, uint64_t ino, uint32_t *gen);
 int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino);
 /* The same for a descriptor of process pid's mount namespace (a

@@ -128,40 +128,55 @@ test_a_mount_id_reused_by_a_new_mount_names_the_new_device() {
 }
 
 # ext4 (xfs, btrfs, f2fs) gives a freed inode number to the next file it
-# makes. A live session's rules name objects by (device, inode): an
-# exception that allowed one file (agent-default's ~/.ssh/config inside
-# the denied ~/.ssh/) must not pass to a key made after that file was
-# deleted, nor an allowed directory's to a new one. Each new object takes
-# the number of the one deleted just before it (checked: otherwise the
-# test proves nothing and says so); the session was started before.
-test_a_deleted_files_allow_rule_does_not_pass_to_a_new_file_with_its_number() {
-	local m=/mnt/sbx-ino pol=/tmp/ino-policy.yaml p oldf oldd newf newd
-	ext4_scratch $m /tmp/sbx-ino.img
+# makes, and so does an overlay whose upper layer is one of them. A live
+# session's rules name objects by (device, inode): an exception that
+# allowed one file (agent-default's ~/.ssh/config inside the denied
+# ~/.ssh/) must not pass to a key made after that file was deleted, nor an
+# allowed directory's to a new one, nor a file's that an editor replaced
+# (written aside, renamed over it). Each new object takes the number of
+# the one removed just before it (checked: otherwise the test proves
+# nothing and says so); the session was started before.
+# reuse_case M GEN: that, in the tree at M, where the compiled entry of
+# an existing file holds GEN ("gen=0x" a generation, "gen=removals" the
+# kernel's count of its removals)
+reuse_case() {
+	local m=$1 gen=$2 pol=/tmp/ino-policy.yaml p oldf oldd oldk newf newd newk
 	mkdir -p $m/.ssh/pub
 	echo "Host x" >$m/.ssh/config
 	echo "ssh-ed25519 AAAA" >$m/.ssh/pub/a.pub
+	echo "host1 ssh-ed25519 AAAA" >$m/.ssh/known_hosts
 	chown -R $TUSER: $m
 	printf 'version: 1\nfiles:\n  default: allow\n  rules:\n' >$pol
 	printf '    - {path: %s/.ssh/, access: read, verdict: deny, reason: keys}\n' $m >>$pol
 	printf '    - {path: %s/.ssh/config, access: read, verdict: allow, reason: c}\n' $m >>$pol
+	printf '    - {path: %s/.ssh/known_hosts, access: read, verdict: allow, reason: k}\n' $m >>$pol
 	printf '    - {path: %s/.ssh/pub/, access: read, verdict: allow, reason: p}\n' $m >>$pol
 	printf 'network:\n  default: deny\n' >>$pol
 	chmod 644 $pol
+	as_user "$SBX" policy compile --dump $pol --project $PROJ >/tmp/ino.dump 2>&1 ||
+		fail "compile: $(tail -n 3 /tmp/ino.dump)"
+	grep "# $m/.ssh/config\$" /tmp/ino.dump | grep -q " $gen" ||
+		fail "the entry of $m/.ssh/config has no $gen: $(grep "# $m/.ssh/config" /tmp/ino.dump)"
 	rm -f /tmp/ino.go /tmp/ino.*.out
 	in_session $pol sh -c "$SBXT open $m/.ssh/config >/tmp/ino.config.out
+		$SBXT open $m/.ssh/known_hosts >/tmp/ino.kh.out
 		$SBXT open $m/.ssh/pub/a.pub >/tmp/ino.pub.out
 		while [ ! -e /tmp/ino.go ]; do sleep 0.1; done
 		$SBXT open $m/.ssh/id_new >/tmp/ino.key.out
 		$SBXT open $m/.ssh/keys/id_b >/tmp/ino.dirkey.out
+		$SBXT open $m/.ssh/id_c >/tmp/ino.khkey.out
 		$SBXT open $m/.ssh/config >/tmp/ino.config2.out" &
 	p=$!
 	for _ in $(seq 300); do [ -s /tmp/ino.pub.out ] && break; sleep 0.1; done
 	[ "$(cat /tmp/ino.config.out)" = OK ] || fail "the allowed config: $(cat /tmp/ino.config.out)"
+	[ "$(cat /tmp/ino.kh.out)" = OK ] || fail "the allowed known_hosts: $(cat /tmp/ino.kh.out)"
 	[ "$(cat /tmp/ino.pub.out)" = OK ] || fail "the allowed directory: $(cat /tmp/ino.pub.out)"
 	# outside the session, the person's own tools: config deleted, a key
-	# made; pub/ removed, a directory of keys made
+	# made; pub/ removed, a directory of keys made; known_hosts saved
+	# by an editor (a new file renamed over it), then a key made
 	oldf=$(stat -c %i $m/.ssh/config)
 	oldd=$(stat -c %i $m/.ssh/pub)
+	oldk=$(stat -c %i $m/.ssh/known_hosts)
 	rm $m/.ssh/config
 	echo KEY >$m/.ssh/id_new
 	newf=$(stat -c %i $m/.ssh/id_new)
@@ -170,24 +185,51 @@ test_a_deleted_files_allow_rule_does_not_pass_to_a_new_file_with_its_number() {
 	newd=$(stat -c %i $m/.ssh/keys)
 	echo KEY >$m/.ssh/keys/id_b
 	echo "Host y" >$m/.ssh/config
+	echo "host2 ssh-ed25519 BBBB" >$m/.ssh/.known_hosts.new
+	mv $m/.ssh/.known_hosts.new $m/.ssh/known_hosts
+	echo KEY >$m/.ssh/id_c
+	newk=$(stat -c %i $m/.ssh/id_c)
 	chown -R $TUSER: $m/.ssh
 	touch /tmp/ino.go
 	wait $p || true
-	umount $m
-	rm -f /tmp/sbx-ino.img $pol
-	if [ $TIER = bpf-lsm ] && { [ "$oldf" != "$newf" ] || [ "$oldd" != "$newd" ]; }; then
-		skip "ext4 did not reuse the numbers (file $oldf -> $newf, directory $oldd -> $newd)"
+	rm -f $pol
+	if [ $TIER = bpf-lsm ] && { [ "$oldf" != "$newf" ] || [ "$oldd" != "$newd" ] || [ "$oldk" != "$newk" ]; }; then
+		skip "$(stat -f -c %T $m) did not reuse the numbers (file $oldf -> $newf, directory $oldd -> $newd, replaced file $oldk -> $newk)"
 	fi
 	[ "$(cat /tmp/ino.key.out)" = "$FILE_DENIED" ] ||
 		fail "a key made with a deleted allowed file's inode number: $(cat /tmp/ino.key.out)"
 	[ "$(cat /tmp/ino.dirkey.out)" = "$FILE_DENIED" ] ||
 		fail "a key in a directory with a removed allowed one's number: $(cat /tmp/ino.dirkey.out)"
+	[ "$(cat /tmp/ino.khkey.out)" = "$FILE_DENIED" ] ||
+		fail "a key made with the number of an allowed file renamed over: $(cat /tmp/ino.khkey.out)"
 	# the name still allows what it named: config made again (not on the
 	# landlock tier, whose domain grants objects, not names: a file made
 	# later in an expanded directory is refused, docs/FALLBACK.md)
 	local again=OK
 	[ $TIER = bpf-lsm ] || again=$FILE_DENIED
 	[ "$(cat /tmp/ino.config2.out)" = "$again" ] || fail "config made again: $(cat /tmp/ino.config2.out)"
+}
+
+test_a_deleted_files_allow_rule_does_not_pass_to_a_new_file_with_its_number() {
+	trap 'umount /mnt/sbx-ino; rm -f /tmp/sbx-ino.img' EXIT
+	ext4_scratch /mnt/sbx-ino /tmp/sbx-ino.img
+	reuse_case /mnt/sbx-ino gen=0x
+}
+
+# overlayfs keeps no generation: the kernel counts the removals of the
+# objects the rules name (bpf/removals.bpf.c). Both layers on one ext4,
+# as a container's are on the host's disk.
+test_a_deleted_files_allow_rule_does_not_pass_on_overlayfs() {
+	local e=/mnt/sbx-ino-layers m=/mnt/sbx-ino
+	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
+	grep -qw overlay /proc/filesystems || skip "no overlayfs in this guest kernel"
+	trap "umount $m; umount $e; rm -f /tmp/sbx-ino.img" EXIT
+	ext4_scratch $e /tmp/sbx-ino.img
+	mkdir -p $e/lower $e/upper $e/work $m
+	mount -t overlay overlay -o lowerdir=$e/lower,upperdir=$e/upper,workdir=$e/work $m ||
+		fail "no overlay mount"
+	stat -f -c %T $m | grep -q overlay || fail "not overlayfs: $(stat -f -c %T $m)"
+	reuse_case $m gen=removals
 }
 
 test_identity_fast_and_slow_agree_on_ext4_tmpfs_overlay() {

@@ -124,3 +124,35 @@ SBX_TEST(policy_identity, fast_way_declines_where_stat_is_not_the_kernels)
 	/* and the slow way still names it */
 	CU_ASSERT_EQUAL(sbx_kident_slow("/proc/self/status", true, &dev, &ino), 0);
 }
+
+/* What an inode rule's entry keeps (compile_files.c add_inode): a
+ * generation on ext4, nothing on tmpfs (which never gives a number twice),
+ * and the kernel's count of removals where sbx_kgen can read none: a path
+ * that names nothing, or another object than the one asked about. */
+SBX_TEST(policy_identity, generation_kinds_by_file_system)
+{
+	char *f = pt_path("%s/gen-kind", sbx_unit_tmpdir());
+	struct statfs sf;
+	uint32_t dev, g;
+	uint64_t ino;
+
+	pt_write(f, "x\n");
+	CU_ASSERT_EQUAL_FATAL(sbx_kident(f, true, &dev, &ino), 0);
+	if (statfs(f, &sf) == 0 && sf.f_type == 0xEF53)
+		CU_ASSERT_EQUAL(sbx_kgen(f, true, dev, ino, &g), 0);
+	CU_ASSERT_EQUAL(sbx_kgen(f, true, dev, ino + 1, &g), SBX_KGEN_NONE);
+	unlink(f);
+	CU_ASSERT_EQUAL(sbx_kgen(f, true, dev, ino, &g), SBX_KGEN_NONE);
+	free(f);
+	if (access("/dev/shm", W_OK) == 0) {
+		char dir[] = "/dev/shm/sbx-gen.XXXXXX";
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+		CU_ASSERT_EQUAL_FATAL(sbx_kident(dir, true, &dev, &ino), 0);
+		CU_ASSERT_EQUAL(sbx_kgen(dir, true, dev, ino, &g), SBX_KGEN_UNIQUE);
+		rmdir(dir);
+	}
+	/* the kernel's own objects */
+	CU_ASSERT_EQUAL_FATAL(sbx_kident("/proc/self", true, &dev, &ino), 0);
+	CU_ASSERT_EQUAL(sbx_kgen("/proc/self", true, dev, ino, &g), SBX_KGEN_UNIQUE);
+}

@@ -78,6 +78,7 @@ static const struct map_slot slots[] = {
 	SLOT("sbx_learned", learned),
 	SLOT("sbx_dev_ports", dev_ports),
 	SLOT("sbx_held_ports", held_ports),
+	SLOT("sbx_removals", removals),
 };
 
 static int *slot_fd(struct sbx_kernel *k, const struct map_slot *s)
@@ -1004,6 +1005,16 @@ void *sbx_map_keys(int fd, size_t key_size, bool (*match)(const void *key, void 
 	}
 	free(key);
 	free(next);
+	if (errno != ENOENT) {
+		/* a walk that stopped early is no list of the keys */
+		int e = errno;
+
+		free(keys);
+		*count = 0;
+		errno = e;
+		return NULL;
+	}
+	errno = 0;
 	*count = n;
 	return keys;
 }

@@ -15,7 +15,7 @@
 struct sbx_kernel {
 	int sessions, inode_rules, chain_rules, name_rules, net4, net6;
 	int grants, protected_, config, stats, events, epoch, listeners, ctl_peers;
-	int dns_resolvers, dns_ports, dns_sk, learned, dev_ports, held_ports;
+	int dns_resolvers, dns_ports, dns_sk, learned, dev_ports, held_ports, removals;
 	bool loaded_here;	/* this process loaded and pinned the programs */
 	/* SBX_TIER_BPF_LSM, or SBX_TIER_LANDLOCK where BPF-LSM is not in the
 	 * kernel (or not in its LSM list): the cgroup programs and the
@@ -77,7 +77,8 @@ int sbx_map_delete_if(int fd, size_t key_size, size_t id_off, bool be,
 int sbx_map_delete_keys(int fd, const void *keys, size_t key_size, size_t n);
 /* The keys of map fd for which match(key) is true (all for a NULL match),
  * malloc'd, and their number in *count: a walk of every bucket, for the
- * daemon's start, not a session's. */
+ * daemon's start, not a session's. NULL with errno set (and *count 0)
+ * when the walk failed; errno 0 otherwise. */
 void *sbx_map_keys(int fd, size_t key_size, bool (*match)(const void *key, void *ctx),
 		   void *ctx, size_t *count);
 /* Delete every key of map fd for which doomed(key) is true (the same walk). */

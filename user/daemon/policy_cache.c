@@ -124,24 +124,223 @@ void sbx_applied_free_all(struct sbx_daemon *d)
 		}								\
 	} while (0)
 
-int sbx_policy_apply(struct sbx_daemon *d, const struct sbx_compiled *c, char **err)
+/* ---- counts of removals (bpf/removals.bpf.c) -------------------------------- */
+
+/*
+ * An object's count, made at 1 if it has none: 0 and *n, or -errno. A
+ * count is never 0, the gen of an entry that could not have one: made
+ * later, the count cannot match it.
+ */
+static int removal_count(struct sbx_daemon *d, uint32_t dev, uint64_t ino, uint32_t *n)
+{
+	const struct sbx_protect_key k = { .dev = dev, .ino = ino };
+	const uint32_t one = 1;
+
+	if (!bpf_map_lookup_elem(d->k.removals, &k, n))
+		return 0;
+	if (bpf_map_update_elem(d->k.removals, &k, &one, BPF_NOEXIST) && errno != EEXIST)
+		return -errno;
+	return bpf_map_lookup_elem(d->k.removals, &k, n) ? -errno : 0;
+}
+
+uint32_t sbx_removals_any(struct sbx_daemon *d)
+{
+	uint32_t n = 0;
+
+	removal_count(d, 0, 0, &n);	/* SBX_REMOVALS_ANY */
+	return n;
+}
+
+/* still the counts they were when the policy was applied */
+static bool counted_hold(struct sbx_daemon *d, const struct sbx_counted *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		uint32_t n;
+
+		if (bpf_map_lookup_elem(d->k.removals, &c->v[i].k, &n) || n != c->v[i].n)
+			return false;
+	}
+	return true;
+}
+
+static void counted_free(struct sbx_counted *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+static int cmp_obj(const void *a, const void *b)
+{
+	const struct sbx_protect_key *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+struct objs {
+	struct sbx_protect_key *v;
+	size_t n;
+};
+
+static bool obj_unused(const void *key, void *ctx)
+{
+	const struct sbx_protect_key *k = key;
+	const struct objs *live = ctx;
+
+	return (k->dev || k->ino) && !bsearch(k, live->v, live->n, sizeof(*k), cmp_obj);
+}
+
+/*
+ * The map is full: the counts of objects that no policy in the kernel (nor
+ * c, being applied) has an entry for any more go. Such a count is made
+ * again when a policy names its object again, and no entry is left that
+ * was made for an earlier one. Nothing goes if the rules cannot be read
+ * whole.
+ */
+static void removals_gc(struct sbx_daemon *d, const struct sbx_compiled *c)
+{
+	size_t n = 0;
+	struct sbx_inode_key *keys;
+	struct objs live;
+
+	errno = 0;
+	keys = sbx_map_keys(d->k.inode_rules, sizeof(*keys), NULL, NULL, &n);
+	if (!keys && errno) {
+		sbx_warn("reading the inode rules to drop unused counts of removals: %s",
+			 strerror(errno));
+		return;
+	}
+	live.v = sbx_calloc(n + c->n_inode + 1, sizeof(*live.v));
+	live.n = 0;
+	for (size_t i = 0; i < n; i++)
+		live.v[live.n++] = (struct sbx_protect_key){ .dev = keys[i].dev, .ino = keys[i].ino };
+	for (size_t i = 0; i < c->n_inode; i++)
+		live.v[live.n++] = (struct sbx_protect_key){ .dev = c->inode[i].k.dev,
+							    .ino = c->inode[i].k.ino };
+	qsort(live.v, live.n, sizeof(*live.v), cmp_obj);
+	sbx_map_delete_keys_if(d->k.removals, sizeof(struct sbx_protect_key), obj_unused, &live);
+	free(live.v);
+	free(keys);
+}
+
+/*
+ * c's inode entries, each SBX_GEN_REMOVALS one that lets anything through
+ * with its object's count now, listed in *counted. One that refuses only
+ * needs none: the kernel never looks. One that cannot have a count keeps
+ * gen 0, which no count is: it gives its object only its refusals (fail
+ * closed), and the daemon says so once.
+ */
+static struct sbx_inode_entry *with_counts(struct sbx_daemon *d, const struct sbx_compiled *c,
+					   struct sbx_counted *counted)
+{
+	struct sbx_inode_entry *v = sbx_calloc(c->n_inode ? c->n_inode : 1, sizeof(*v));
+	bool gc = false, said = false;
+
+	memcpy(v, c->inode, c->n_inode * sizeof(*v));
+	counted->v = sbx_calloc(c->n_inode ? c->n_inode : 1, sizeof(*counted->v));
+	counted->n = 0;
+	for (size_t i = 0; i < c->n_inode; i++) {
+		int rc;
+
+		if (v[i].v.gen_set != SBX_GEN_REMOVALS)
+			continue;
+		v[i].v.gen = 0;
+		if (!sbx_entry_may_allow(&v[i].v, 0xff))
+			continue;
+		rc = removal_count(d, v[i].k.dev, v[i].k.ino, &v[i].v.gen);
+		if (rc == -E2BIG && !gc) {
+			removals_gc(d, c);
+			gc = true;
+			rc = removal_count(d, v[i].k.dev, v[i].k.ino, &v[i].v.gen);
+		}
+		if (rc) {
+			if (!said)
+				sbx_warn("policy %u: no count of removals for %s (%s): its exception is "
+					 "refused until the daemon has room", c->hdr.policy_id,
+					 v[i].what ? v[i].what : "an object", strerror(-rc));
+			said = true;
+			v[i].v.gen = 0;
+			continue;
+		}
+		counted->v[counted->n].k = (struct sbx_protect_key){ .dev = v[i].k.dev,
+								     .ino = v[i].k.ino };
+		counted->v[counted->n++].n = v[i].v.gen;
+	}
+	return v;
+}
+
+static bool is_counted(const struct sbx_counted *c, uint32_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].k.dev == dev && c->v[i].k.ino == ino)
+			return true;
+	return false;
+}
+
+/*
+ * A path the compile identified may have lost its object before the
+ * object had a count (removal_count, at apply): its number, taken by a
+ * new file, would carry the entry's exception with the count the new
+ * file started with. Each such path still names its object once the
+ * counts exist, or the object's count moves here, as the kernel would
+ * have moved it.
+ */
+static void removals_recheck(struct sbx_daemon *d, const json_t *idents,
+			     const struct sbx_counted *counted)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(idents, i, v) {
+		const char *path = json_string_value(json_array_get(v, 0));
+		struct sbx_protect_key k = {
+			.dev = (uint32_t)json_integer_value(json_array_get(v, 1)),
+			.ino = (uint64_t)json_integer_value(json_array_get(v, 2)),
+		};
+		uint32_t dev, n;
+		uint64_t ino;
+
+		if (json_integer_value(json_array_get(v, 3)) != SBX_IDENT_COUNTED || !path ||
+		    !is_counted(counted, k.dev, k.ino))
+			continue;
+		if (!sbx_kident(path, true, &dev, &ino) && dev == k.dev && ino == k.ino)
+			continue;
+		if (bpf_map_lookup_elem(d->k.removals, &k, &n))
+			continue;	/* gone (the map's clean-up): the entry finds none */
+		n++;
+		bpf_map_update_elem(d->k.removals, &k, &n, BPF_EXIST);
+		k = (struct sbx_protect_key){ 0 };
+		if (!bpf_map_lookup_elem(d->k.removals, &k, &n)) {
+			n++;
+			bpf_map_update_elem(d->k.removals, &k, &n, BPF_EXIST);
+		}
+	}
+}
+
+int sbx_policy_apply(struct sbx_daemon *d, const struct sbx_compiled *c,
+		     struct sbx_counted *counted, char **err)
 {
 	struct sbx_applied *a = sbx_calloc(1, sizeof(*a));
+	struct sbx_inode_entry *inode = with_counts(d, c, counted);
 	const char *what = "";
 	int rc = 0;
 
 	a->policy_id = c->hdr.policy_id;
-	INSERT_ALL(RM_INODE, c->inode, c->n_inode);
+	INSERT_ALL(RM_INODE, inode, c->n_inode);
 	INSERT_ALL(RM_CHAIN, c->chain, c->n_chain);
 	INSERT_ALL(RM_NAME, c->name, c->n_name);
 	INSERT_ALL(RM_NET4, c->net4, c->n_net4);
 	INSERT_ALL(RM_NET6, c->net6, c->n_net6);
 	a->next = d->applied;
 	d->applied = a;
+	free(inode);
 	sbx_net_changed(&d->k);
 	return 0;
 fail:
 	/* A policy is in force whole or not at all: fail closed. */
+	free(inode);
+	counted_free(counted);
 	delete_applied(&d->k, a);
 	applied_free(a);
 	sbx_net_changed(&d->k);
@@ -391,6 +590,7 @@ static bool link_epoch(struct sbx_daemon *d, uint64_t *v)
 
 void sbx_pcache_drop(struct sbx_pcache *e)
 {
+	counted_free(&e->counted);
 	free(e->home);
 	free(e->project);
 	free(e->policy_path);
@@ -488,7 +688,9 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 		      char **err)
 {
 	struct sbx_compiled_rt c = {};
+	struct sbx_counted counted = {};
 	struct sbx_pcache *e;
+	uint32_t any;
 	uint64_t epoch = 0;
 	bool have_epoch;
 	int rc;
@@ -498,6 +700,7 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 	/* read before anything is looked at: a link made during the compile
 	 * or the checks below moves it, and the next session looks again */
 	have_epoch = link_epoch(d, &epoch);
+	any = sbx_removals_any(d);
 	/* a container's mounts make the compile its own (graft.c) */
 	for (e = how != SBX_OBTAIN_KEPT || grafts ? NULL : d->pcache; e; e = e->next) {
 		bool links_quiet = have_epoch && e->link_epoch_ok && e->link_epoch == epoch;
@@ -509,6 +712,14 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 			continue;
 		/* no link, mount or name on the way to any of its paths changed */
 		quiet = links_quiet && ways_quiet(d, e);
+		/* an object one of its entries was made for was removed: those
+		 * entries refuse now, and a compile finds what is there. Any
+		 * object's removal moves the one count; then its own are read */
+		if (e->removals_any != any) {
+			if (!counted_hold(d, &e->counted))
+				continue;
+			e->removals_any = any;
+		}
 		if (stamps_hold(e->sources, !links_quiet, !quiet) && (quiet || dirs_hold(e))) {
 			if (!quiet && d->dirwatch)
 				sbx_dirwatch_rearm(d->dirwatch, e->policy_id);
@@ -531,13 +742,18 @@ int sbx_policy_obtain(struct sbx_daemon *d, uid_t uid, gid_t gid, const char *ho
 		}
 	}
 	if (!rc)
-		rc = sbx_policy_apply(d, &c.c, err);
+		rc = sbx_policy_apply(d, &c.c, &counted, err);
 	if (rc) {
 		u->diags = json_incref(c.diags);
 		sbx_compiled_rt_free(&c);
 		return rc;
 	}
 	e = sbx_calloc(1, sizeof(*e));
+	/* read before the counts began (any): a removal since, the check's
+	 * own included, has the next session read them */
+	e->removals_any = any;
+	removals_recheck(d, json_object_get(c.sources, "idents"), &counted);
+	e->counted = counted;
 	e->policy_id = c.c.hdr.policy_id;
 	e->uid = uid;
 	e->gid = gid;

@@ -14,6 +14,13 @@
 #define SBX_PCACHE_TTL_S 300
 
 /* A compiled policy in the kernel that sessions may share. */
+/* The counts of removals (bpf/removals.bpf.c) that a policy's entries
+ * were given when it was applied. */
+struct sbx_counted {
+	struct { struct sbx_protect_key k; uint32_t n; } *v;
+	size_t n;
+};
+
 struct sbx_pcache {
 	uint32_t policy_id;
 	uid_t uid;
@@ -30,6 +37,8 @@ struct sbx_pcache {
 	ino_t project_ino, home_ino;
 	uint64_t born_ns;
 	uint64_t link_epoch;		/* SBX_EPOCH_LINK when last validated */
+	uint32_t removals_any;		/* SBX_REMOVALS_ANY's count when last checked */
+	struct sbx_counted counted;	/* its entries' counts of removals */
 	bool link_epoch_ok;
 	bool live;			/* compiled under SBX_OBTAIN_LIVE: never handed
 					 * to a new session */
@@ -54,7 +63,14 @@ struct sbx_policy_use {
 
 /* Insert every entry; on any failure remove what was inserted. The keys
  * are kept, so that the removal deletes exactly them. */
-int sbx_policy_apply(struct sbx_daemon *d, const struct sbx_compiled *c, char **err);
+/* c into the rule maps, whole or not at all; *counted: the counts of
+ * removals its entries were given (freed with the cache entry) */
+int sbx_policy_apply(struct sbx_daemon *d, const struct sbx_compiled *c,
+		     struct sbx_counted *counted, char **err);
+
+/* How many times the kernel counted the removal of an object that an
+ * inode rule was made for, since the counts began (bpf/removals.bpf.c). */
+uint32_t sbx_removals_any(struct sbx_daemon *d);
 void sbx_policy_remove(struct sbx_daemon *d, uint32_t policy_id);
 /* The daemon's end: forget the kept keys (the entries stay in force). */
 void sbx_applied_free_all(struct sbx_daemon *d);
