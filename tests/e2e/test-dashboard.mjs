@@ -378,8 +378,14 @@ export const tests = {
       // reading it down, a bit less than a window at a time
       await b.page.evaluate((sel) => document.querySelector(sel).scrollIntoView({ block: 'start' }), cmd);
       let steps = 0;
+      // each position rendered before the next: on a loaded machine the
+      // browser skips frames, and a part scrolled past in a frame never
+      // drawn is never seen by the page's observer (CI of 2fc6420)
       while (!(await armed()) && steps++ < 40) {
-        await b.page.evaluate(() => window.scrollBy(0, window.innerHeight * 0.8));
+        await b.page.evaluate(() => new Promise((done) => {
+          window.scrollBy(0, window.innerHeight * 0.8);
+          requestAnimationFrame(() => requestAnimationFrame(done));
+        }));
         await sleep(150);
       }
       assert(await armed(), 'never armed after scrolling through');
