@@ -191,6 +191,21 @@ struct sbx_file_rule {
 	__u32 gen;
 };
 
+/* Whether an inode entry, or a chain rule hanging below it, lets an access
+ * of the classes in acc (SBX_ACCBIT) through: only then does it matter
+ * which object its number names now (walk.bpf.c's sbx_entry_floor,
+ * policy/decide.c, the daemon's counts of removals). */
+static inline int sbx_rule_may_allow(const struct sbx_file_rule *r, __u8 acc)
+{
+	if (r->chain_allow & acc)
+		return 1;
+	for (int a = 0; a < SBX_ACC_MAX; a++)
+		if ((acc & SBX_ACCBIT(a)) && r->verdict[a] != SBX_V_NONE &&
+		    r->verdict[a] < SBX_V_ASK)
+			return 1;
+	return 0;
+}
+
 /*
  * sbx_inode_key.dev of a character device's rule by its number: ino is
  * the device's (the kernel's MKDEV, major << 20 | minor). A device node

@@ -120,21 +120,6 @@ static long sbx_chain_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* an access asked about that the entry, or a chain rule below it, could
- * let through: only then does its incarnation matter */
-static __always_inline bool sbx_entry_may_allow(const struct sbx_walk *w,
-						const struct sbx_file_rule *r)
-{
-	if (r->chain_allow & w->acc_mask)
-		return true;
-#pragma unroll
-	for (int a = 0; a < SBX_ACC_MAX; a++)
-		if ((w->acc_mask & SBX_ACCBIT(a)) && r->verdict[a] != SBX_V_NONE &&
-		    r->verdict[a] < SBX_V_ASK)
-			return true;
-	return false;
-}
-
 /*
  * The entry was made for a file that is gone, and its number came back
  * with this one (a config deleted, then a key made in the same
@@ -148,14 +133,17 @@ static __always_inline __u8 sbx_entry_floor(const struct sbx_walk *w,
 					    const struct sbx_file_rule *r, struct inode *inode,
 					    __u32 dev, __u64 ino)
 {
-	struct sbx_protect_key rk = { .dev = dev, .ino = ino };
 	__u32 *n;
 
 	if (r->gen_set == SBX_GEN_INODE)
 		return r->gen == BPF_CORE_READ(inode, i_generation) ? SBX_V_ALLOW : SBX_V_ASK;
-	if (r->gen_set != SBX_GEN_REMOVALS || !sbx_entry_may_allow(w, r))
+	if (r->gen_set != SBX_GEN_REMOVALS || !sbx_rule_may_allow(r, w->acc_mask))
 		return SBX_V_ALLOW;
-	n = bpf_map_lookup_elem(&sbx_removals, &rk);
+	{
+		struct sbx_protect_key rk = { .dev = dev, .ino = ino };
+
+		n = bpf_map_lookup_elem(&sbx_removals, &rk);
+	}
 	return n && *n == r->gen ? SBX_V_ALLOW : SBX_V_ASK;
 }
 

@@ -459,7 +459,7 @@ static void decide_walk(const struct sbx_compiled *c, const struct walk *w, enum
 			if (ie) {
 				/* the generation matters only to what the entry
 				 * (or a chain anchored on it) allows */
-				uint8_t floor = sbx_entry_may_allow(&ie->v, SBX_ACCBIT(acc)) ?
+				uint8_t floor = sbx_rule_may_allow(&ie->v, SBX_ACCBIT(acc)) ?
 						entry_floor(nd, &ie->v) : SBX_V_ALLOW;
 
 				consider_from(&b, (int)k, SBX_RANK_EXACT, ie->v.verdict[acc],

@@ -366,18 +366,6 @@ int sbx_kident(const char *path, bool follow, uint32_t *dev, uint64_t *ino);
  * object there by now).
  */
 enum { SBX_KGEN_NONE = 1, SBX_KGEN_UNIQUE = 2 };
-/* Whether an inode entry, or a chain rule hanging below it, lets an access
- * of the classes in acc (SBX_ACCBIT) through: only then does it matter
- * which object its number names now (walk.bpf.c's sbx_entry_may_allow). */
-static inline bool sbx_entry_may_allow(const struct sbx_file_rule *r, uint8_t acc)
-{
-	if (r->chain_allow & acc)
-		return true;
-	for (int a = 0; a < SBX_ACC_MAX; a++)
-		if ((acc & SBX_ACCBIT(a)) && r->verdict[a] != SBX_V_NONE && r->verdict[a] < SBX_V_ASK)
-			return true;
-	return false;
-}
 int sbx_kgen(const char *path, bool follow, uint32_t dev, uint64_t ino, uint32_t *gen);
 int sbx_kident_fd(int fd, uint32_t *dev, uint64_t *ino);
 /* The same for a descriptor of process pid's mount namespace (a

@@ -145,9 +145,10 @@ static int removal_count(struct sbx_daemon *d, uint32_t dev, uint64_t ino, uint3
 
 uint32_t sbx_removals_any(struct sbx_daemon *d)
 {
+	const struct sbx_protect_key any = SBX_REMOVALS_ANY;
 	uint32_t n = 0;
 
-	removal_count(d, 0, 0, &n);	/* SBX_REMOVALS_ANY */
+	removal_count(d, any.dev, any.ino, &n);
 	return n;
 }
 
@@ -246,7 +247,7 @@ static struct sbx_inode_entry *with_counts(struct sbx_daemon *d, const struct sb
 		if (v[i].v.gen_set != SBX_GEN_REMOVALS)
 			continue;
 		v[i].v.gen = 0;
-		if (!sbx_entry_may_allow(&v[i].v, 0xff))
+		if (!sbx_rule_may_allow(&v[i].v, 0xff))
 			continue;
 		rc = removal_count(d, v[i].k.dev, v[i].k.ino, &v[i].v.gen);
 		if (rc == -E2BIG && !gc) {
@@ -267,15 +268,32 @@ static struct sbx_inode_entry *with_counts(struct sbx_daemon *d, const struct sb
 								     .ino = v[i].k.ino };
 		counted->v[counted->n++].n = v[i].v.gen;
 	}
+	qsort(counted->v, counted->n, sizeof(*counted->v), cmp_obj);
 	return v;
 }
 
-static bool is_counted(const struct sbx_counted *c, uint32_t dev, uint64_t ino)
+/* c->v sorted by object (with_counts): k is each element's first member */
+static bool is_counted(const struct sbx_counted *c, const struct sbx_protect_key *k)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (c->v[i].k.dev == dev && c->v[i].k.ino == ino)
-			return true;
-	return false;
+	return c->n && bsearch(k, c->v, c->n, sizeof(*c->v), cmp_obj);
+}
+
+/* one more removal of k's object, as the kernel counts one, and of all
+ * (SBX_REMOVALS_ANY); an object whose count is gone (the map's clean-up)
+ * has an entry that finds none */
+static void count_removal(struct sbx_daemon *d, const struct sbx_protect_key *k)
+{
+	const struct sbx_protect_key any = SBX_REMOVALS_ANY;
+	uint32_t n;
+
+	if (bpf_map_lookup_elem(d->k.removals, k, &n))
+		return;
+	n++;
+	bpf_map_update_elem(d->k.removals, k, &n, BPF_EXIST);
+	if (!bpf_map_lookup_elem(d->k.removals, &any, &n)) {
+		n++;
+		bpf_map_update_elem(d->k.removals, &any, &n, BPF_EXIST);
+	}
 }
 
 /*
@@ -298,23 +316,14 @@ static void removals_recheck(struct sbx_daemon *d, const json_t *idents,
 			.dev = (uint32_t)json_integer_value(json_array_get(v, 1)),
 			.ino = (uint64_t)json_integer_value(json_array_get(v, 2)),
 		};
-		uint32_t dev, n;
+		uint32_t dev;
 		uint64_t ino;
 
 		if (json_integer_value(json_array_get(v, 3)) != SBX_IDENT_COUNTED || !path ||
-		    !is_counted(counted, k.dev, k.ino))
+		    !is_counted(counted, &k))
 			continue;
-		if (!sbx_kident(path, true, &dev, &ino) && dev == k.dev && ino == k.ino)
-			continue;
-		if (bpf_map_lookup_elem(d->k.removals, &k, &n))
-			continue;	/* gone (the map's clean-up): the entry finds none */
-		n++;
-		bpf_map_update_elem(d->k.removals, &k, &n, BPF_EXIST);
-		k = (struct sbx_protect_key){ 0 };
-		if (!bpf_map_lookup_elem(d->k.removals, &k, &n)) {
-			n++;
-			bpf_map_update_elem(d->k.removals, &k, &n, BPF_EXIST);
-		}
+		if (sbx_kident(path, true, &dev, &ino) || dev != k.dev || ino != k.ino)
+			count_removal(d, &k);
 	}
 }
 
