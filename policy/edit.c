@@ -55,6 +55,7 @@ struct loc {
 	size_t sec_col, sec_end;	/* the section's key column; its value's last character */
 	size_t rules_col;		/* the rules: key's column */
 	size_t seq_col;			/* block list: the "-" column */
+	bool seq_props;			/* the list has a tag or an anchor */
 	size_t flow_start, flow_end;	/* flow list: "[" and past "]" */
 	size_t *item_start, *item_end, nitems;
 	size_t doc_end;			/* the document's last character */
@@ -166,6 +167,7 @@ static int walk_rules(struct walk *w, struct loc *l, const char *sec)
 	l->rules_flow = w->ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
 	l->flow_start = w->ev.start_mark.index;
 	l->seq_col = w->ev.start_mark.column;
+	l->seq_props = w->ev.data.sequence_start.tag || w->ev.data.sequence_start.anchor;
 	for (;;) {
 		if (next(w))
 			return -1;
@@ -217,6 +219,8 @@ static int walk_section(struct walk *w, struct loc *l, const char *sec)
 	return 0;
 }
 
+static size_t byte_at(const char *text, size_t len, size_t chars);
+
 static int locate(const char *name, const char *text, size_t len, const char *sec,
 		  struct loc *l, char **err)
 {
@@ -259,6 +263,16 @@ static int locate(const char *name, const char *text, size_t len, const char *se
 		set_err(err, "%s:%zu: more than one YAML document; a policy is one", name,
 			w.ev.start_mark.line + 1);
 		goto out;
+	}
+	/* a list's mark starts at its tag or anchor, on the key's line
+	 * (rules: !!seq): its "-" column is its first item's indentation */
+	if (l->rules && !l->rules_flow && l->seq_props && l->nitems) {
+		size_t at = byte_at(text, len, l->item_start[0]), ls = at;
+
+		while (ls > 0 && text[ls - 1] != '\n')
+			ls--;
+		for (l->seq_col = 0; ls + l->seq_col < at && text[ls + l->seq_col] == ' ';)
+			l->seq_col++;
 	}
 	rc = 0;
 	goto out;
@@ -424,8 +438,22 @@ int sbx_policy_text_add(const char *name, const char *text, size_t len, enum sbx
 		/* rules: [] becomes a block list of the items; what followed
 		 * "]" on its line (a comment) stays on the rules: line */
 		size_t a = byte_at(text, len, l.flow_start), z = byte_at(text, len, l.flow_end);
-		size_t e = line_end(text, len, z);
+		size_t e = line_end(text, len, z), lb = z;
 
+		/* the list's mark starts at its tag or anchor (rules: !!seq []),
+		 * which stay: only "[" to "]" goes */
+		if (lb > a && text[lb - 1] == ']')
+			lb--;
+		while (lb > a && strchr(" \t\r\n", text[lb - 1]))
+			lb--;
+		if (lb <= a || text[lb - 1] != '[') {
+			set_err(err, "%s:%zu:%zu: %s.rules is an empty flow-style list with more "
+				"than white space in it; make it a block list or add the rule by hand",
+				name, l.rules_mark.line + 1, l.rules_mark.column + 1, sn);
+			loc_free(&l);
+			return -1;
+		}
+		a = lb - 1;
 		sbx_sb_putn(&b, text, a);
 		while (b.len && b.p[b.len - 1] == ' ')
 			b.len--;

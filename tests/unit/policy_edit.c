@@ -124,6 +124,28 @@ SBX_TEST(policy_edit, empty_flow_list_becomes_a_block_list)
 	free(out);
 }
 
+/* a tag or an anchor on the empty list stays with the key (the list's
+ * mark starts at it: the editor once cut from there, dropping it) */
+SBX_TEST(policy_edit, empty_flow_list_keeps_its_tag_and_anchor)
+{
+	char *out = add("version: 1\nfiles:\n  rules: &r !!seq [ ]  # none yet\n", SBX_SEC_FILES,
+			NULL);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	CU_ASSERT_STRING_EQUAL(out, "version: 1\nfiles:\n  rules: &r !!seq  # none yet\n"
+			       "    - path: ~/.local/share/pnpm/\n      access: write\n"
+			       "      verdict: allow\n      reason: pnpm's store\n");
+	/* and then a block list with them: items at the "-" column */
+	{
+		char *again = add(out, SBX_SEC_FILES, NULL);
+
+		CU_ASSERT_PTR_NOT_NULL(again);
+		CU_ASSERT(again && strstr(again, "      reason: pnpm's store\n    - path:"));
+		free(again);
+	}
+	free(out);
+}
+
 SBX_TEST(policy_edit, shapes_it_will_not_rewrite_name_the_line)
 {
 	static const char *const bad[] = {

@@ -16,6 +16,17 @@
 static char *item[] = { "- path: ~/.local/share/tool/\n  access: write\n  verdict: allow\n"
 			"  reason: 'approved by p, widened from request X'\n" };
 
+/* the bytes that are not white space: a length that the editor's layout
+ * changes (the spaces it trims) cannot make smaller */
+static long graphs(const char *s, size_t n)
+{
+	long g = 0;
+
+	for (size_t i = 0; i < n; i++)
+		g += s[i] && !strchr(" \t\r\n", s[i]);
+	return g;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const enum sbx_section secs[] = { SBX_SEC_FILES, SBX_SEC_NETWORK };
@@ -36,7 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			free(err);
 			continue;
 		}
-		if (strlen(out) < size + strlen(item[0]))
+		/* nothing of the text is lost: only the spaces before an empty
+		 * "rules: []" and its brackets may go, the rule is all added */
+		if (graphs(out, strlen(out)) < graphs(text, size) - 2 + graphs(item[0],
+									 strlen(item[0])))
 			abort();
 		/* the rule is the section's last, as written */
 		if (sbx_policy_rule_items("fuzz.yaml", out, strlen(out), secs[k], &items, &n, &err) ||
