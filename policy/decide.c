@@ -621,6 +621,13 @@ int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_di
 			const char *name, const struct stat *lst,
 			struct sbx_decision out[SBX_ACC_MAX])
 {
+	return sbx_decide_dir_each_kid(c, d, name, lst, NULL, out);
+}
+
+int sbx_decide_dir_each_kid(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
+			    const char *name, const struct stat *lst, const struct sbx_kid *kid,
+			    struct sbx_decision out[SBX_ACC_MAX])
+{
 	struct walk e = { 0 };
 	struct stat st;
 	char *full = NULL;
@@ -662,7 +669,14 @@ int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_di
 	e.nodes[0].name = e.buf;
 	e.nodes[0].len = strlen(e.buf);
 	if (exists) {
-		e.nodes[0].has_id = !sbx_kident(e.existing, true, &e.nodes[0].dev, &e.nodes[0].ino);
+		if (kid && lst) {
+			e.nodes[0].has_id = !kid->err;
+			e.nodes[0].dev = kid->dev;
+			e.nodes[0].ino = kid->ino;
+		} else {
+			e.nodes[0].has_id = !sbx_kident(e.existing, true, &e.nodes[0].dev,
+							&e.nodes[0].ino);
+		}
 		e.nodes[0].pfx = e.existing;
 		e.nodes[0].pfx_len = strlen(e.existing);
 		e.id_error = !e.nodes[0].has_id;

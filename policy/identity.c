@@ -253,6 +253,42 @@ static int kident_statx(int dirfd, const char *path, int flags, uint32_t *dev, u
 	return 0;
 }
 
+int sbx_kident_statx(const struct statx *sx, uint32_t *dev, uint64_t *ino)
+{
+	uint32_t mdev = 0, sdev;
+	bool ok = false;
+	int err;
+
+	if (forced_slow() || !(sx->stx_mask & STATX_MNT_ID) || !(sx->stx_mask & STATX_INO))
+		return 1;
+	pthread_mutex_lock(&mnt_lock);
+	err = mnt_lookup((int)sx->stx_mnt_id, &mdev, &ok);
+	pthread_mutex_unlock(&mnt_lock);
+	sdev = (sx->stx_dev_major << 20) | (sx->stx_dev_minor & 0xfffff);
+	if (!err && !ok)
+		return 2;	/* overlayfs, 9p, btrfs: no statx tells */
+	if (err || sdev != mdev)
+		return 1;
+	*dev = sdev;
+	*ino = sx->stx_ino;
+	return 0;
+}
+
+bool sbx_kident_mounts_unchanged(void)
+{
+	bool same;
+
+	pthread_once(&mnt_atfork_once, mnt_atfork);
+	pthread_mutex_lock(&mnt_lock);
+	/* the poll takes the event: the table is read again at once, or a
+	 * stale one would pass for current at the next use */
+	same = !mnt_changed();
+	if (!same)
+		(void)mountinfo_reload();
+	pthread_mutex_unlock(&mnt_lock);
+	return same;
+}
+
 /* the number of line l when the line is "name value" */
 static bool fdinfo_field(const char *l, const char *name, unsigned long long *v)
 {

@@ -28,12 +28,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #define SBX_POLICY_INTERNAL
@@ -209,9 +211,84 @@ static char *resolve_prefix(const char *path)
 	return out;
 }
 
-static void add_hot(struct strset *hot, const char *path)
+/* realpath(3) of the directories hot paths are in, each asked once: a
+ * plan of 10,000 rules made 66,000 readlink calls resolving the same
+ * few hundred directories again for each path */
+struct rcache {
+	void *root;		/* tsearch tree of struct rdir */
+	bool oom;
+};
+
+struct rdir {
+	char *dir;
+	char *real;		/* NULL: realpath failed */
+};
+
+static int cmp_rdir(const void *a, const void *b)
 {
-	char *r = resolve_prefix(path);
+	return strcmp(((const struct rdir *)a)->dir, ((const struct rdir *)b)->dir);
+}
+
+static void free_rdir(void *p)
+{
+	struct rdir *d = p;
+
+	free(d->dir);
+	free(d->real);
+	free(d);
+}
+
+static const char *real_dir(struct rcache *rc, const char *dir)
+{
+	struct rdir key = { .dir = (char *)dir }, *d, **slot;
+
+	slot = tfind(&key, &rc->root, cmp_rdir);
+	if (slot)
+		return (*slot)->real;
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->dir = strdup(dir))) {
+		free(d);
+		rc->oom = true;
+		return NULL;
+	}
+	d->real = realpath(dir, NULL);
+	if (!tsearch(d, &rc->root, cmp_rdir)) {
+		free_rdir(d);
+		rc->oom = true;
+		return NULL;
+	}
+	return d->real;
+}
+
+/* resolve_prefix(path) from its directory's realpath when its last name
+ * is no symlink (what realpath would give then); else resolve_prefix */
+static char *resolve_prefix_cached(struct rcache *rc, const char *path)
+{
+	char *norm = sbx_path_normalize(path), *sl, *out = NULL;
+	const char *rp;
+	struct stat st;
+
+	if (!norm)
+		return NULL;
+	sl = strrchr(norm, '/');
+	if (sl && sl[1] && strcmp(sl + 1, ".") && strcmp(sl + 1, "..")) {
+		*sl = 0;
+		rp = real_dir(rc, sl == norm ? "/" : norm);
+		*sl = '/';
+		if (rp && asprintf(&out, "%s%s", strcmp(rp, "/") ? rp : "", sl) < 0)
+			out = NULL;
+		if (out && (lstat(out, &st) ? errno != ENOENT : S_ISLNK(st.st_mode))) {
+			free(out);
+			out = NULL;
+		}
+	}
+	free(norm);
+	return out ? out : resolve_prefix(path);
+}
+
+static void add_hot(struct rcache *rc, struct strset *hot, const char *path)
+{
+	char *r = resolve_prefix_cached(rc, path);
 
 	if (!r) {
 		hot->oom = true;
@@ -344,6 +421,10 @@ struct build {
 	bool kernel_decides;
 	uint64_t all;
 	struct strset hot;		/* paths a rule is anchored on */
+	/* per hot path, looked up once (a walk of 10,000 rules asked each
+	 * again in every expanded directory above it): "" exists, else the
+	 * deepest directory of it that does; NULL: not asked yet */
+	char **hot_par;
 	struct strset above;		/* their strict ancestors: the expanded directories */
 	struct strset wnames;		/* literals of name rules that let a name be written */
 	struct strset roots;		/* the scan roots, resolved */
@@ -356,12 +437,13 @@ struct build {
  * deny, unless the daemon's programs decide asks in the kernel
  * (kernel_decides): then Landlock lets them through. */
 static unsigned allowed(const struct build *b, const char *path, const struct sbx_decide_dir *in,
-			const char *name, const struct stat *lst)
+			const char *name, const struct stat *lst, const struct sbx_kid *kid)
 {
 	struct sbx_decision d[SBX_ACC_MAX];
 	unsigned bits = 0;
 
-	if (in ? sbx_decide_dir_each(b->c, in, name, lst, d) : sbx_decide_path_each(b->c, path, d))
+	if (in ? sbx_decide_dir_each_kid(b->c, in, name, lst, kid, d) :
+		 sbx_decide_path_each(b->c, path, d))
 		return 0;
 	for (int a = SBX_ACC_READ; a <= SBX_ACC_EXEC; a++)
 		if (d[a].verdict == SBX_V_ALLOW || d[a].verdict == SBX_V_AUDIT ||
@@ -404,13 +486,13 @@ struct mins {
 	uint64_t grant;		/* what a rule on it alone would hold */
 };
 
-/* in, name: path is name in the directory that in was opened on; lst:
- * its lstat, when the caller has it */
+/* in, name: path is name in the directory that in was opened on; lst and
+ * kid: its lstat and kernel identity, when the caller has them */
 static struct mins mins_of(struct build *b, const char *path, bool dir, bool exists,
 			   const struct sbx_decide_dir *in, const char *name,
-			   const struct stat *lst)
+			   const struct stat *lst, const struct sbx_kid *kid)
 {
-	uint64_t r = sbx_landlock_rights(b->abi, allowed(b, path, in, name, lst));
+	uint64_t r = sbx_landlock_rights(b->abi, allowed(b, path, in, name, lst, kid));
 	struct mins m = {
 		.obj = r & ~LL_WRITE_PAR,
 		.par = dir || !exists ? r & LL_WRITE_PAR : b->all,
@@ -436,13 +518,146 @@ static bool below_root(const struct build *b, const char *path)
 	return false;
 }
 
-static struct mins walk(struct build *b, const char *path, bool dir, const struct sbx_decide_dir *in,
-			const char *name, const struct stat *lst)
+/* the first hot path that can be below dir (sorted: those that start
+ * with "dir/" are one run, from here) */
+static size_t hot_below(const struct strset *hot, const char *dir)
 {
-	struct mins m = mins_of(b, path, dir, true, in, name, lst), below;
-	struct sbx_decide_dir *self;
-	DIR *d;
+	size_t lo = 0, hi = hot->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(hot->v[mid], dir) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* hot path i when it does not exist: the deepest directory of it that
+ * does; NULL when it exists (or on no memory: b->oom) */
+static const char *hot_missing_parent(struct build *b, size_t i)
+{
+	struct stat st;
+	char *par, *sl;
+
+	if (b->hot_par[i])
+		return *b->hot_par[i] ? b->hot_par[i] : NULL;
+	if (!lstat(b->hot.v[i], &st)) {
+		b->hot_par[i] = strdup("");
+		if (!b->hot_par[i])
+			b->oom = true;
+		return NULL;
+	}
+	if (!(par = strdup(b->hot.v[i]))) {
+		b->oom = true;
+		return NULL;
+	}
+	for (;;) {
+		sl = strrchr(par, '/');
+		if (sl == par)
+			sl[1] = 0;
+		else
+			*sl = 0;
+		if (!lstat(par, &st) || !strcmp(par, "/"))
+			break;
+	}
+	b->hot_par[i] = par;
+	return par;
+}
+
+/* one entry of a directory being walked: its statx, made with the others
+ * before any is decided (one check of the mount table for them all) */
+struct dir_ent {
+	char *path, *name;
+	struct stat st;
+	struct sbx_kid kid;
+};
+
+static void stat_of_statx(struct stat *st, const struct statx *sx)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = sx->stx_mode;
+	st->st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+	st->st_ino = sx->stx_ino;
+	st->st_rdev = makedev(sx->stx_rdev_major, sx->stx_rdev_minor);
+	st->st_nlink = sx->stx_nlink;
+	st->st_uid = sx->stx_uid;
+	st->st_gid = sx->stx_gid;
+	st->st_size = (off_t)sx->stx_size;
+}
+
+/*
+ * The entries of path that are not symlinks (one is reached through its
+ * target's rules), each with its lstat and kernel identity: one statx
+ * each, where a stat, then a statx and a poll of the mount table for its
+ * identity were three (most of a plan's system calls).
+ */
+static struct dir_ent *list_dir(struct build *b, DIR *d, const char *path, size_t *n)
+{
+	struct dir_ent *v = NULL;
+	size_t cap = 0;
 	struct dirent *de;
+	bool same;
+
+	*n = 0;
+	(void)sbx_kident_mounts_unchanged();	/* the table, current from here */
+	while ((de = readdir(d))) {
+		struct statx sx;
+		struct dir_ent *e;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (*n == cap) {
+			struct dir_ent *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!nv) {
+				b->oom = true;
+				break;
+			}
+			v = nv;
+		}
+		e = &v[*n];
+		memset(e, 0, sizeof(*e));
+		if (asprintf(&e->path, "%s/%s", strcmp(path, "/") ? path : "", de->d_name) < 0) {
+			e->path = NULL;
+			b->oom = true;
+			break;
+		}
+		e->name = e->path + strlen(e->path) - strlen(de->d_name);
+		if (statx(AT_FDCWD, e->path, AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
+			  STATX_BASIC_STATS | STATX_MNT_ID, &sx) ||
+		    !(sx.stx_mask & STATX_TYPE) || S_ISLNK(sx.stx_mode)) {
+			free(e->path);
+			continue;
+		}
+		stat_of_statx(&e->st, &sx);
+		e->kid.err = sbx_kident_statx(&sx, &e->kid.dev, &e->kid.ino);
+		(*n)++;
+	}
+	/* a mount came or went during the batch: a mount id may name
+	 * another mount now, each identity is asked again */
+	same = sbx_kident_mounts_unchanged();
+	for (size_t i = 0; i < *n; i++) {
+		struct sbx_kid *k = &v[i].kid;
+
+		if (same && k->err == 2)
+			k->err = sbx_kident_slow(v[i].path, true, &k->dev, &k->ino);
+		else if (!same || k->err)
+			k->err = sbx_kident(v[i].path, true, &k->dev, &k->ino);
+	}
+	return v;
+}
+
+static struct mins walk(struct build *b, const char *path, bool dir, const struct sbx_decide_dir *in,
+			const char *name, const struct stat *lst, const struct sbx_kid *kid)
+{
+	struct mins m = mins_of(b, path, dir, true, in, name, lst, kid), below;
+	struct sbx_decide_dir *self;
+	struct dir_ent *ents;
+	size_t n_ents = 0;
+	DIR *d;
 	size_t plen = strlen(path);
 
 	if (!dir || !set_has(&b->above, path)) {
@@ -462,62 +677,43 @@ static struct mins walk(struct build *b, const char *path, bool dir, const struc
 		b->oom = true;
 		return (struct mins){ 0, 0, m.self, 0 };
 	}
-	while ((de = readdir(d))) {
-		struct mins k;
-		struct stat st;
-		char *p = NULL;
+	ents = list_dir(b, d, path, &n_ents);
+	closedir(d);
+	for (size_t i = 0; i < n_ents; i++) {
+		struct mins k = walk(b, ents[i].path, S_ISDIR(ents[i].st.st_mode), self,
+				     ents[i].name, &ents[i].st, &ents[i].kid);
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (asprintf(&p, "%s/%s", strcmp(path, "/") ? path : "", de->d_name) < 0) {
+		below.obj &= k.obj;
+		below.par &= k.par & k.self;
+		free(ents[i].path);
+	}
+	free(ents);
+	/* rules on names that do not exist yet, below this directory: the
+	 * sorted hot paths that start with "path/" are one run of them */
+	{
+		char *pfx = NULL;
+
+		if (asprintf(&pfx, "%s/", plen > 1 ? path : "") < 0) {
 			b->oom = true;
-			break;
+			pfx = NULL;
 		}
-		/* a symlink is reached through its target's rules */
-		if (!lstat(p, &st) && !S_ISLNK(st.st_mode)) {
-			k = walk(b, p, S_ISDIR(st.st_mode), self, de->d_name, &st);
+		for (size_t i = pfx ? hot_below(&b->hot, pfx) : b->hot.n; i < b->hot.n; i++) {
+			const char *h = b->hot.v[i];
+			const char *par;
+			struct mins k;
+
+			if (strncmp(h, pfx, plen + (plen > 1)))
+				break;
+			if (!strcmp(h, path))
+				continue;
+			par = hot_missing_parent(b, i);
+			if (!par || strcmp(par, path))
+				continue;	/* exists (walked), or another directory's */
+			k = mins_of(b, h, false, false, self, h + plen + (plen > 1), NULL, NULL);
 			below.obj &= k.obj;
 			below.par &= k.par & k.self;
 		}
-		free(p);
-	}
-	closedir(d);
-	/* rules on names that do not exist yet, below this directory */
-	for (size_t i = 0; i < b->hot.n; i++) {
-		const char *h = b->hot.v[i];
-		struct stat st;
-		struct mins k;
-
-		if (strncmp(h, path, plen) || (plen > 1 && h[plen] != '/') || !strcmp(h, path))
-			continue;
-		if (!lstat(h, &st))
-			continue;	/* exists: walked */
-		{
-			/* only those whose deepest existing directory is this one */
-			char *par = strdup(h), *sl;
-			bool mine;
-
-			if (!par) {
-				b->oom = true;
-				break;
-			}
-			for (;;) {
-				sl = strrchr(par, '/');
-				if (sl == par)
-					sl[1] = 0;
-				else
-					*sl = 0;
-				if (!lstat(par, &st) || !strcmp(par, "/"))
-					break;
-			}
-			mine = !strcmp(par, path);
-			free(par);
-			if (!mine)
-				continue;
-		}
-		k = mins_of(b, h, false, false, self, h + plen + (plen > 1), NULL);
-		below.obj &= k.obj;
-		below.par &= k.par & k.self;
+		free(pfx);
 	}
 	if (b->kernel_decides) {
 		/* the kernel refuses the writes below that the policy denies:
@@ -539,7 +735,7 @@ static struct mins walk(struct build *b, const char *path, bool dir, const struc
 			/* decided over this directory's walk, made once: a
 			 * walk of the whole path for each name was most of a
 			 * plan's system calls */
-			k = mins_of(b, p, false, false, self, b->wnames.v[i], NULL);
+			k = mins_of(b, p, false, false, self, b->wnames.v[i], NULL, NULL);
 			below.obj |= k.obj & LL_WRITE_OBJ;
 			below.par |= k.self;
 			free(p);
@@ -644,6 +840,7 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 			   .kernel_decides = opts && opts->kernel_decides };
 	struct scan sc = { .c = c, .hot = &b.hot };
 	struct strset uniq = { 0 };
+	struct rcache rc = { 0 };
 	struct stat st;
 	int err = 0;
 
@@ -659,17 +856,20 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 			const struct sbx_path_pat *pat = &p->frules[i].pats[j];
 
 			if (pat->shape == SBX_PAT_ANCHORED)
-				add_hot(&b.hot, pat->text);
+				add_hot(&rc, &b.hot, pat->text);
 			else if (sbx_pat_is_name(pat->shape) && *pat->text &&
 				 (p->frules[i].access & SBX_ACCBIT(SBX_ACC_WRITE)) &&
 				 p->frules[i].verdict != SBX_V_DENY)
 				set_add(&b.wnames, pat->text);	/* the shortest name it matches */
 		}
 	for (size_t i = 0; i < c->n_idents; i++)
-		add_hot(&b.hot, c->idents[i].path);
+		add_hot(&rc, &b.hot, c->idents[i].path);
 	for (size_t i = 0; i < p->n_sources; i++)
-		add_hot(&b.hot, p->sources[i]);
+		add_hot(&rc, &b.hot, p->sources[i]);
 	add_pseudofs(&b.hot);
+	tdestroy(rc.root, free_rdir);
+	if (rc.oom)
+		b.hot.oom = true;
 	sc.max = opts && opts->scan_max ? opts->scan_max : SBX_LANDLOCK_SCAN_MAX;
 	/* each tree once: PATH names /usr/bin and /bin, which most systems
 	 * have made one directory, and the project is usually in the home.
@@ -728,7 +928,11 @@ int sbx_landlock_plan(const struct sbx_policy *p, const struct sbx_compiled *c, 
 		err = fail(why, -errno, "cannot stat /");
 		goto out;
 	}
-	walk(&b, "/", true, NULL, NULL, NULL);
+	if (!(b.hot_par = calloc(b.hot.n ? b.hot.n : 1, sizeof(*b.hot_par)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	walk(&b, "/", true, NULL, NULL, NULL, NULL);
 	if (b.oom) {
 		err = -ENOMEM;
 		goto out;
@@ -764,6 +968,9 @@ out:
 			free(b.rules[i].path);
 		free(b.rules);
 	}
+	for (size_t i = 0; b.hot_par && i < b.hot.n; i++)
+		free(b.hot_par[i]);
+	free(b.hot_par);
 	set_free(&b.hot);
 	set_free(&b.above);
 	set_free(&b.wnames);

@@ -289,6 +289,17 @@ void sbx_decide_dir_close(struct sbx_decide_dir *d);
 int sbx_decide_dir_each(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
 			const char *name, const struct stat *lst,
 			struct sbx_decision out[SBX_ACC_MAX]);
+/* The same with the name's kernel identity known (a batch of statx of the
+ * directory's entries: sbx_kident_statx): err 0 with (dev, ino), or
+ * the -errno sbx_kident gave */
+struct sbx_kid {
+	uint32_t dev;
+	uint64_t ino;
+	int err;
+};
+int sbx_decide_dir_each_kid(const struct sbx_compiled *c, const struct sbx_decide_dir *d,
+			    const char *name, const struct stat *lst, const struct sbx_kid *kid,
+			    struct sbx_decision out[SBX_ACC_MAX]);
 /* A container's mount root: the host path it was mounted from, and what
  * was there when the container was adopted (sbx_kident). */
 struct sbx_graft {
@@ -380,6 +391,19 @@ enum {
 	SBX_IN_NO_SYMLINKS	= 1 << 1,	/* nor anywhere on the way */
 };
 int sbx_open_in(pid_t pid, int dirfd, const char *path, unsigned flags);
+/*
+ * A batch of identities from statx calls the caller made (STATX_INO and
+ * STATX_MNT_ID) on objects it does not hold: sbx_kident_statx gives one
+ * from the mount table as it stands (0; 1: take sbx_kident; 2, below), and the
+ * answers hold only when sbx_kident_mounts_unchanged(), called before the
+ * first statx and again after the last, says true the second time: no
+ * mount came or went meanwhile, so no mount id was given to another;
+ * 2: a mount whose stat is not the kernel's, take sbx_kident_slow.
+ * False: the table was read again, and the batch is asked again.
+ */
+struct statx;
+int sbx_kident_statx(const struct statx *sx, uint32_t *dev, uint64_t *ino);
+bool sbx_kident_mounts_unchanged(void);
 /* The two ways sbx_kident() takes (for the test that compares them):
  * one statx where the file system reports the kernel's pair (0; 1 when it
  * does not, or the mount is not known yet), and O_PATH + fdinfo. */

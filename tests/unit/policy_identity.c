@@ -10,6 +10,7 @@
  * compared by tests/kernel/t_files.sh, against the kernel's own decisions.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,27 @@ static void same_identity(const char *path, bool follow, bool want_fast)
 	if (fr == 0) {
 		CU_ASSERT_EQUAL(fdev, sdev);
 		CU_ASSERT_EQUAL(fino, sino);
+	}
+	/* and the batch way (a statx the caller made, the Landlock plan's
+	 * walk), where the mount table did not change around it */
+	{
+		struct statx sx;
+		uint32_t bdev = 0;
+		uint64_t bino = 0;
+		int br;
+
+		(void)sbx_kident_mounts_unchanged();
+		CU_ASSERT_EQUAL_FATAL(statx(AT_FDCWD, path, (follow ? 0 : AT_SYMLINK_NOFOLLOW) |
+					    AT_STATX_SYNC_AS_STAT, STATX_BASIC_STATS | STATX_MNT_ID,
+					    &sx), 0);
+		br = sbx_kident_statx(&sx, &bdev, &bino);
+		CU_ASSERT(sbx_kident_mounts_unchanged());
+		if (want_fast)
+			CU_ASSERT_EQUAL(br, 0);
+		if (br == 0) {
+			CU_ASSERT_EQUAL(bdev, sdev);
+			CU_ASSERT_EQUAL(bino, sino);
+		}
 	}
 }
 
@@ -123,6 +145,14 @@ SBX_TEST(policy_identity, fast_way_declines_where_stat_is_not_the_kernels)
 	CU_ASSERT_EQUAL(sbx_kident_fast("/proc/self/status", true, &dev, &ino), 1);
 	/* and the slow way still names it */
 	CU_ASSERT_EQUAL(sbx_kident_slow("/proc/self/status", true, &dev, &ino), 0);
+	/* the batch way sends it to the slow one (2), or declines (1) */
+	{
+		struct statx sx;
+
+		CU_ASSERT_EQUAL_FATAL(statx(AT_FDCWD, "/proc/self/status", AT_STATX_SYNC_AS_STAT,
+					    STATX_BASIC_STATS | STATX_MNT_ID, &sx), 0);
+		CU_ASSERT(sbx_kident_statx(&sx, &dev, &ino) >= 1);
+	}
 }
 
 /* What an inode rule's entry keeps (compile_files.c add_inode): a
