@@ -669,6 +669,8 @@ int sbx_decide_dir_each_kid(const struct sbx_compiled *c, const struct sbx_decid
 	e.nodes[0].name = e.buf;
 	e.nodes[0].len = strlen(e.buf);
 	if (exists) {
+		/* the caller's batch of statx, checked against mount changes
+		 * around it (sbx_kident_statx) */
 		if (kid && lst) {
 			e.nodes[0].has_id = !kid->err;
 			e.nodes[0].dev = kid->dev;

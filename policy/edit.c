@@ -267,9 +267,14 @@ static int locate(const char *name, const char *text, size_t len, const char *se
 	/* a list's mark starts at its tag or anchor, on the key's line
 	 * (rules: !!seq): its "-" column is its first item's indentation */
 	if (l->rules && !l->rules_flow && l->seq_props && l->nitems) {
-		size_t at = byte_at(text, len, l->item_start[0]), ls = at;
+		size_t at = byte_at(text, len, l->item_start[0]), ls;
 
-		while (ls > 0 && text[ls - 1] != '\n')
+		/* the "-" before the item, lines before it too ("-\n  path:") */
+		while (at > 0 && strchr(" \t\r\n", text[at - 1]))
+			at--;
+		if (at > 0 && text[at - 1] == '-')
+			at--;
+		for (ls = at; ls > 0 && text[ls - 1] != '\n';)
 			ls--;
 		for (l->seq_col = 0; ls + l->seq_col < at && text[ls + l->seq_col] == ' ';)
 			l->seq_col++;

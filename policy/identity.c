@@ -104,6 +104,10 @@ static int mountinfo_read(const char *path, struct mnt_dev **out, size_t *out_n)
  * mount, its id is not reused.
  */
 static int mnt_poll_fd = -1;
+/* bumped at each read of the table: a batch of identities taken from it
+ * (sbx_kident_statx) holds only if no thread read it again meanwhile,
+ * which would have taken the event the batch's closing poll looks for */
+static unsigned long mnt_gen;
 /* a forked child shares the file, and its event: it opens its own (set
  * by the atfork handler, where a getpid per use was a syscall more for
  * every identity, thousands in a Landlock plan) */
@@ -160,6 +164,7 @@ static int mountinfo_reload(void)
 	} else {
 		(void)mnt_changed();
 	}
+	mnt_gen++;
 	err = mountinfo_read("/proc/self/mountinfo", &tab, &n);
 	if (err) {
 		/* the change was taken: a table kept now would pass for fresh */
@@ -253,6 +258,9 @@ static int kident_statx(int dirfd, const char *path, int flags, uint32_t *dev, u
 	return 0;
 }
 
+/* No poll here, and no descriptor holds the object: what makes the table's
+ * answer right is the caller's check around its batch of statx calls
+ * (sbx_kident_mounts_unchanged), which no mount change gets past. */
 int sbx_kident_statx(const struct statx *sx, uint32_t *dev, uint64_t *ino)
 {
 	uint32_t mdev = 0, sdev;
@@ -274,17 +282,19 @@ int sbx_kident_statx(const struct statx *sx, uint32_t *dev, uint64_t *ino)
 	return 0;
 }
 
-bool sbx_kident_mounts_unchanged(void)
+bool sbx_kident_mounts_unchanged(unsigned long *gen)
 {
-	bool same;
+	bool changed, same;
 
 	pthread_once(&mnt_atfork_once, mnt_atfork);
 	pthread_mutex_lock(&mnt_lock);
-	/* the poll takes the event: the table is read again at once, or a
+	changed = mnt_changed();
+	same = !changed && mnt_tab && *gen == mnt_gen;
+	/* the poll took the event: the table is read again at once, or a
 	 * stale one would pass for current at the next use */
-	same = !mnt_changed();
-	if (!same)
+	if (changed || !mnt_tab)
 		(void)mountinfo_reload();
+	*gen = mnt_gen;
 	pthread_mutex_unlock(&mnt_lock);
 	return same;
 }

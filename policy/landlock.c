@@ -599,10 +599,11 @@ static struct dir_ent *list_dir(struct build *b, DIR *d, const char *path, size_
 	struct dir_ent *v = NULL;
 	size_t cap = 0;
 	struct dirent *de;
+	unsigned long gen = 0;
 	bool same;
 
 	*n = 0;
-	(void)sbx_kident_mounts_unchanged();	/* the table, current from here */
+	(void)sbx_kident_mounts_unchanged(&gen);	/* the table, current from here */
 	while ((de = readdir(d))) {
 		struct statx sx;
 		struct dir_ent *e;
@@ -626,19 +627,28 @@ static struct dir_ent *list_dir(struct build *b, DIR *d, const char *path, size_
 			break;
 		}
 		e->name = e->path + strlen(e->path) - strlen(de->d_name);
-		if (statx(AT_FDCWD, e->path, AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
-			  STATX_BASIC_STATS | STATX_MNT_ID, &sx) ||
-		    !(sx.stx_mask & STATX_TYPE) || S_ISLNK(sx.stx_mode)) {
+		/* statx as sbx_kident makes it (an automount point is its
+		 * mount's root); where statx itself is refused (a seccomp
+		 * profile: EPERM), lstat, and the identity the usual way */
+		if (!statx(AT_FDCWD, e->path, AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
+			   STATX_BASIC_STATS | STATX_MNT_ID, &sx) && (sx.stx_mask & STATX_TYPE)) {
+			stat_of_statx(&e->st, &sx);
+			e->kid.err = sbx_kident_statx(&sx, &e->kid.dev, &e->kid.ino);
+		} else if (!lstat(e->path, &e->st)) {
+			e->kid.err = 1;
+		} else {
+			free(e->path);
+			continue;	/* unreachable here is unreachable to the session */
+		}
+		if (S_ISLNK(e->st.st_mode)) {
 			free(e->path);
 			continue;
 		}
-		stat_of_statx(&e->st, &sx);
-		e->kid.err = sbx_kident_statx(&sx, &e->kid.dev, &e->kid.ino);
 		(*n)++;
 	}
 	/* a mount came or went during the batch: a mount id may name
-	 * another mount now, each identity is asked again */
-	same = sbx_kident_mounts_unchanged();
+	 * another mount now, each identity is asked again (sbx_kident) */
+	same = sbx_kident_mounts_unchanged(&gen);
 	for (size_t i = 0; i < *n; i++) {
 		struct sbx_kid *k = &v[i].kid;
 

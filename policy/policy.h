@@ -395,15 +395,16 @@ int sbx_open_in(pid_t pid, int dirfd, const char *path, unsigned flags);
  * A batch of identities from statx calls the caller made (STATX_INO and
  * STATX_MNT_ID) on objects it does not hold: sbx_kident_statx gives one
  * from the mount table as it stands (0; 1: take sbx_kident; 2, below), and the
- * answers hold only when sbx_kident_mounts_unchanged(), called before the
- * first statx and again after the last, says true the second time: no
- * mount came or went meanwhile, so no mount id was given to another;
+ * answers hold only when sbx_kident_mounts_unchanged(&gen), called before
+ * the first statx and again after the last with the same gen, says true
+ * the second time: no mount came or went meanwhile (and no thread read
+ * the table again), so no mount id was given to another;
  * 2: a mount whose stat is not the kernel's, take sbx_kident_slow.
  * False: the table was read again, and the batch is asked again.
  */
 struct statx;
 int sbx_kident_statx(const struct statx *sx, uint32_t *dev, uint64_t *ino);
-bool sbx_kident_mounts_unchanged(void);
+bool sbx_kident_mounts_unchanged(unsigned long *gen);
 /* The two ways sbx_kident() takes (for the test that compares them):
  * one statx where the file system reports the kernel's pair (0; 1 when it
  * does not, or the mount is not known yet), and O_PATH + fdinfo. */

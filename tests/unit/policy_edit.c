@@ -143,6 +143,15 @@ SBX_TEST(policy_edit, empty_flow_list_keeps_its_tag_and_anchor)
 		CU_ASSERT(again && strstr(again, "      reason: pnpm's store\n    - path:"));
 		free(again);
 	}
+	/* a tagged list whose item begins on the line after its "-" */
+	{
+		char *again = add("version: 1\nfiles:\n  rules: !!seq\n  -\n    path: /a\n"
+				  "    verdict: allow\n    reason: r\n", SBX_SEC_FILES, NULL);
+
+		CU_ASSERT_PTR_NOT_NULL(again);
+		CU_ASSERT(again && strstr(again, "    reason: r\n  - path: ~/.local/share/pnpm/\n"));
+		free(again);
+	}
 	free(out);
 }
 

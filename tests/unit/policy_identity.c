@@ -62,14 +62,15 @@ static void same_identity(const char *path, bool follow, bool want_fast)
 		struct statx sx;
 		uint32_t bdev = 0;
 		uint64_t bino = 0;
+		unsigned long gen = 0;
 		int br;
 
-		(void)sbx_kident_mounts_unchanged();
+		(void)sbx_kident_mounts_unchanged(&gen);
 		CU_ASSERT_EQUAL_FATAL(statx(AT_FDCWD, path, (follow ? 0 : AT_SYMLINK_NOFOLLOW) |
 					    AT_STATX_SYNC_AS_STAT, STATX_BASIC_STATS | STATX_MNT_ID,
 					    &sx), 0);
 		br = sbx_kident_statx(&sx, &bdev, &bino);
-		CU_ASSERT(sbx_kident_mounts_unchanged());
+		CU_ASSERT(sbx_kident_mounts_unchanged(&gen));
 		if (want_fast)
 			CU_ASSERT_EQUAL(br, 0);
 		if (br == 0) {
@@ -153,6 +154,20 @@ SBX_TEST(policy_identity, fast_way_declines_where_stat_is_not_the_kernels)
 					    STATX_BASIC_STATS | STATX_MNT_ID, &sx), 0);
 		CU_ASSERT(sbx_kident_statx(&sx, &dev, &ino) >= 1);
 	}
+}
+
+/* a batch holds only over one reading of the mount table: a caller whose
+ * reading is not the current one (another thread read it again, and took
+ * the change's event) is told so */
+SBX_TEST(policy_identity, a_batch_holds_over_one_reading_of_the_mount_table)
+{
+	unsigned long gen = 0, stale;
+
+	(void)sbx_kident_mounts_unchanged(&gen);
+	stale = gen - 1;
+	CU_ASSERT(sbx_kident_mounts_unchanged(&gen));
+	CU_ASSERT_FALSE(sbx_kident_mounts_unchanged(&stale));
+	CU_ASSERT(sbx_kident_mounts_unchanged(&gen));
 }
 
 /* What an inode rule's entry keeps (compile_files.c add_inode): a

@@ -7,6 +7,7 @@
  *
  *   make fuzz && build/fuzz/fuzz_edit tools/fuzz/corpus/fuzz_edit
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +17,52 @@
 static char *item[] = { "- path: ~/.local/share/tool/\n  access: write\n  verdict: allow\n"
 			"  reason: 'approved by p, widened from request X'\n" };
 
-/* the bytes that are not white space: a length that the editor's layout
- * changes (the spaces it trims) cannot make smaller */
-static long graphs(const char *s, size_t n)
+/* the text without white space (and without NULs, which end the text the
+ * editor reads): what the editor's layout, the spaces it trims, leaves */
+static char *graphs(const char *s, size_t n)
 {
-	long g = 0;
+	char *g = malloc(n + 1), *o = g;
 
+	if (!g)
+		abort();
 	for (size_t i = 0; i < n; i++)
-		g += s[i] && !strchr(" \t\r\n", s[i]);
+		if (s[i] && !strchr(" \t\r\n", s[i]))
+			*o++ = s[i];
+	*o = 0;
 	return g;
+}
+
+/* is every byte of a in b, in order? */
+static bool kept(const char *a, const char *b)
+{
+	for (; *a; a++) {
+		b = strchr(b, *a);
+		if (!b)
+			return false;
+		b++;
+	}
+	return true;
+}
+
+/* Nothing of the text is lost: each byte that is not white space is in
+ * the output, in order; only an empty list's "[]" may go. */
+static bool nothing_lost(const char *text, size_t size, const char *out)
+{
+	char *in = graphs(text, size), *got = graphs(out, strlen(out)), *b;
+	bool ok = kept(in, got);
+
+	for (b = in; !ok && (b = strstr(b, "[]")); b++) {
+		char *cut = strdup(in);
+
+		if (!cut)
+			abort();
+		memmove(cut + (b - in), cut + (b - in) + 2, strlen(b + 2) + 1);
+		ok = kept(cut, got);
+		free(cut);
+	}
+	free(in);
+	free(got);
+	return ok;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -47,11 +85,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			free(err);
 			continue;
 		}
-		/* nothing of the text is lost: only the spaces before an empty
-		 * "rules: []" and its brackets may go, the rule is all added */
-		if (graphs(out, strlen(out)) < graphs(text, size) - 2 + graphs(item[0],
-									 strlen(item[0])))
+		if (!nothing_lost(text, size, out)) {
+			fprintf(stderr, "edit: bytes lost:\n%s\n---\n%s\n", text, out);
 			abort();
+		}
 		/* the rule is the section's last, as written */
 		if (sbx_policy_rule_items("fuzz.yaml", out, strlen(out), secs[k], &items, &n, &err) ||
 		    !n || strcmp(items[n - 1], item[0])) {
