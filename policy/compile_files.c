@@ -526,9 +526,56 @@ static int cmp_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
+/* what the hard-link scans need of an entry */
+struct scan_st {
+	mode_t mode;
+	nlink_t nlink;
+	uint64_t ino;
+	uint64_t mnt_id;	/* stay on one mount (st_dev lies on overlayfs) */
+	dev_t dev;
+	bool has_mnt;
+};
+
+/*
+ * statx where it works; lstat where statx is refused (a container's
+ * seccomp profile says EPERM): a scan that gave up on the refusal found
+ * no link, and a key's second name kept the rights of its place.
+ * -errno where the entry cannot be reached at all.
+ */
+static int scan_stat(const char *path, struct scan_st *o)
+{
+	struct statx sx;
+	struct stat st;
+
+	if (!statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW,
+		   STATX_TYPE | STATX_NLINK | STATX_INO | STATX_MNT_ID, &sx) &&
+	    (sx.stx_mask & STATX_TYPE) && (sx.stx_mask & STATX_NLINK)) {
+		*o = (struct scan_st){ .mode = sx.stx_mode, .nlink = sx.stx_nlink, .ino = sx.stx_ino,
+				       .mnt_id = sx.stx_mnt_id,
+				       .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
+				       .has_mnt = sx.stx_mask & STATX_MNT_ID };
+		return 0;
+	}
+	if (lstat(path, &st))
+		return -errno;
+	*o = (struct scan_st){ .mode = st.st_mode, .nlink = st.st_nlink, .ino = st.st_ino,
+			       .dev = st.st_dev };
+	return 0;
+}
+
+/* Is e on the scanned directory top's mount? Without mount ids, a
+ * directory by its device (overlayfs gives its directories its own) and a
+ * file always: one more candidate is one more inode rule, never one less */
+static bool scan_same_mount(const struct scan_st *top, const struct scan_st *e)
+{
+	if (top->has_mnt && e->has_mnt)
+		return top->mnt_id == e->mnt_id;
+	return !S_ISDIR(e->mode) || top->dev == e->dev;
+}
+
 struct scan {
 	struct cstate *s;
-	uint64_t mnt_id;	/* stay on one mount (st_dev lies on overlayfs) */
+	struct scan_st top;	/* the denied directory's */
 	size_t seen, max;
 	uint8_t access;
 	bool truncated;
@@ -554,7 +601,7 @@ static void scan_dir(struct scan *sc, const char *dir, int depth)
 	for (int i = 0; i < n; i++) {
 		const char *nm = ents[i]->d_name;
 		char *child = NULL;
-		struct statx st;
+		struct scan_st st;
 
 		if (!strcmp(nm, ".") || !strcmp(nm, "..") || sc->truncated)
 			goto next;
@@ -566,12 +613,11 @@ static void scan_dir(struct scan *sc, const char *dir, int depth)
 			child = NULL;
 			goto next;
 		}
-		if (statx(AT_FDCWD, child, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_NLINK | STATX_MNT_ID,
-			  &st) || !(st.stx_mask & STATX_MNT_ID) || st.stx_mnt_id != sc->mnt_id)
+		if (scan_stat(child, &st) || !scan_same_mount(&sc->top, &st))
 			goto next;
-		if (S_ISDIR(st.stx_mode))
+		if (S_ISDIR(st.mode))
 			scan_dir(sc, child, depth + 1);
-		else if (S_ISREG(st.stx_mode) && st.stx_nlink > 1)
+		else if (S_ISREG(st.mode) && st.nlink > 1)
 			if (add_hl_candidate(sc->s, child, sc->access))
 				sc->s->oom = true;
 next:
@@ -695,16 +741,15 @@ static void compile_anchored(struct cstate *s, const struct sbx_frule *fr,
 			free(base);
 		}
 		free(label);
-		struct statx stx;
+		struct scan_st top;
 		const struct path_memo *rm = memo_get(s, real);
 
 		/* only a directory is scanned; the memo knows most types already */
 		if ((fr->verdict == SBX_V_DENY || fr->verdict == SBX_V_ASK) && !s->p->no_hardlink_scan &&
 		    rm && (!rm->mode || S_ISDIR(rm->mode)) &&
-		    !statx(AT_FDCWD, real, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &stx) &&
-		    (stx.stx_mask & STATX_MNT_ID) && S_ISDIR(stx.stx_mode)) {
+		    !scan_stat(real, &top) && S_ISDIR(top.mode)) {
 			struct scan sc = {
-				.s = s, .mnt_id = stx.stx_mnt_id, .max = s->p->hardlink_scan_max,
+				.s = s, .top = top, .max = s->p->hardlink_scan_max,
 				.access = fr->access,
 			};
 
@@ -1083,7 +1128,8 @@ static void copy_files_out(struct cstate *s)
 	}
 }
 
-static void digest_dir(const char *dir, uint64_t mnt_id, int depth, size_t *seen, uint64_t *h)
+static void digest_dir(const char *dir, const struct scan_st *top, int depth, size_t *seen,
+		       uint64_t *h)
 {
 	struct dirent **ents = NULL;
 	int n;
@@ -1094,17 +1140,15 @@ static void digest_dir(const char *dir, uint64_t mnt_id, int depth, size_t *seen
 	for (int i = 0; i < n; i++) {
 		const char *nm = ents[i]->d_name;
 		char *child = NULL;
-		struct statx st;
+		struct scan_st st;
 
 		if (strcmp(nm, ".") && strcmp(nm, "..") && ++*seen <= SBX_HARDLINK_SCAN_MAX &&
 		    asprintf(&child, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", nm) >= 0 &&
-		    !statx(AT_FDCWD, child, AT_SYMLINK_NOFOLLOW,
-			   STATX_TYPE | STATX_NLINK | STATX_INO | STATX_MNT_ID, &st) &&
-		    (st.stx_mask & STATX_MNT_ID) && st.stx_mnt_id == mnt_id) {
-			if (S_ISDIR(st.stx_mode))
-				digest_dir(child, mnt_id, depth + 1, seen, h);
-			else if (S_ISREG(st.stx_mode) && st.stx_nlink > 1)
-				*h = sbx_mix64(sbx_mix64(*h ^ st.stx_ino) ^ st.stx_nlink);
+		    !scan_stat(child, &st) && scan_same_mount(top, &st)) {
+			if (S_ISDIR(st.mode))
+				digest_dir(child, top, depth + 1, seen, h);
+			else if (S_ISREG(st.mode) && st.nlink > 1)
+				*h = sbx_mix64(sbx_mix64(*h ^ st.ino) ^ st.nlink);
 		}
 		free(child);
 		free(ents[i]);
@@ -1117,14 +1161,13 @@ uint64_t sbx_hardlink_digest(char *const *dirs, size_t n)
 	uint64_t h = SBX_CHAIN_SEED;
 
 	for (size_t i = 0; i < n; i++) {
-		struct statx st;
+		struct scan_st top;
 		size_t seen = 0;
 
 		h = sbx_mix64(h ^ sbx_hash_name(dirs[i], strlen(dirs[i])));
-		if (statx(AT_FDCWD, dirs[i], AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &st) ||
-		    !(st.stx_mask & STATX_MNT_ID))
+		if (scan_stat(dirs[i], &top))
 			continue;
-		digest_dir(dirs[i], st.stx_mnt_id, 1, &seen, &h);
+		digest_dir(dirs[i], &top, 1, &seen, &h);
 	}
 	return h;
 }

@@ -47,6 +47,10 @@
 #include <termios.h>
 #include <sys/personality.h>
 #include <linux/membarrier.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
@@ -1412,6 +1416,39 @@ static int as_user(char **a, int n)
 	return 127;
 }
 
+/*
+ * no-statx CMD...: CMD with statx(2) refused (EPERM), as the seccomp
+ * profiles of older container runtimes refuse it: glibc emulates statx
+ * only on ENOSYS, so a caller that does not fall back sees the error.
+ * Exits 3 when the filter is not in force (the test would prove nothing).
+ */
+static int no_statx(char **a, int n)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_statx, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct statx sx;
+
+	if (n < 1)
+		return usage();
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+		perror("sbxtest no-statx");
+		return 126;
+	}
+	if (statx(AT_FDCWD, "/", 0, STATX_BASIC_STATS, &sx) != -1 || errno != EPERM)
+		return 3;
+	execvp(a[0], a);
+	perror(a[0]);
+	return 127;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: sbxtest CMD ARGS (see tests/kernel/sbxtest.c)\n");
@@ -1442,6 +1479,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(c, "as-user"))
 		return as_user(a, n);
+	if (!strcmp(c, "no-statx"))
+		return no_statx(a, n);
 	if (!strcmp(c, "open") && n >= 1)
 		return report(do_open(a[0], n > 1 ? a[1] : "r"));
 	if (!strcmp(c, "openat") && n >= 2) {

@@ -40,6 +40,37 @@ test_ssh_key_refused_and_unchanged() {
 	expect "OK" as_user $SBXT open $THOME/.ssh/id_rsa
 }
 
+# a key's second name, made before the session in the project, where
+# statx(2) is refused (an older container runtime's seccomp profile): run
+# compiles the policy and makes the Landlock plan itself, and its scan for
+# hard links below a denied directory gave up on the error. The daemon's
+# programs refuse the read whatever the plan says (EPERM: the daemon
+# compiles for them, and a second name makes them decide the session's
+# opens); the plan's own part is the unit test
+# landlock.a_keys_hard_link_is_refused_where_statx_is_refused
+test_a_keys_hard_link_refused_where_statx_is_refused() {
+	# a policy of its own: the daemon keeps core.yaml's compiled form,
+	# which a second name makes decide opens in the kernel (EPERM) for
+	# as long as it is kept, and the file's other tests expect EACCES
+	local pol=/tmp/fb-nostatx.yaml
+	cp $POL/core.yaml $pol
+	ln $THOME/.ssh/id_rsa $PROJ/innocent.txt
+	sum=$(sha256sum <$PROJ/innocent.txt)
+	plain=$(as_user $SBXT no-statx $SBX run --policy $pol --project $PROJ -- \
+		$SBXT open $PROJ/readme.txt 2>&1 | tail -n 1)
+	got=$(as_user $SBXT no-statx $SBX run --policy $pol --project $PROJ -- \
+		$SBXT open $PROJ/innocent.txt 2>&1 | tail -n 1)
+	after=$(sha256sum <$PROJ/innocent.txt)
+	# the other tests of this file expect the key to have one name
+	rm -f $PROJ/innocent.txt
+	[ "$plain" = OK ] || fail "the project's file under no-statx: $plain"
+	case $got in
+	"ERR EACCES" | "ERR EPERM") ;;
+	*) fail "the key's second name under no-statx: $got" ;;
+	esac
+	[ "$after" = "$sum" ] || fail "the key changed"
+}
+
 # a name that a name rule denies, where Landlock grants by place: one made
 # after the plan (a desktop's cookie in $XDG_RUNTIME_DIR), and one outside
 # the plan's scan roots (project, home, PATH). The compile marks the policy
