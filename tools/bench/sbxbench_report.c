@@ -163,9 +163,9 @@ static bool cell_value(json_t *r, double *out)
 	return cell_per_iter(r, "ns", out);
 }
 
-/* value of (section, KEY=val, rep) */
-static bool find_cell(const char *section, const char *key, const char *val, const char *op,
-		      int rep, double *out)
+/* FIELD per iteration (ns, or cpu_ns of a spawn cell) of (section, KEY=val, rep) */
+static bool find_cell_field(const char *section, const char *key, const char *val,
+			    const char *op, int rep, const char *field, double *out)
 {
 	json_t *r;
 	size_t i;
@@ -175,9 +175,16 @@ static bool find_cell(const char *section, const char *key, const char *val, con
 			continue;
 		if (op && !is(r, "op", op))
 			continue;
-		return cell_value(r, out);
+		return cell_per_iter(r, field, out);
 	}
 	return false;
+}
+
+/* value of (section, KEY=val, rep) */
+static bool find_cell(const char *section, const char *key, const char *val, const char *op,
+		      int rep, double *out)
+{
+	return find_cell_field(section, key, val, op, rep, "ns", out);
 }
 
 static int max_rep(const char *section)
@@ -192,16 +199,23 @@ static int max_rep(const char *section)
 	return m;
 }
 
-/* the samples of one cell (ns per op), warm-up dropped */
-static void cell_samples(const char *section, const char *key, const char *val, const char *op,
-			 struct vec *out)
+/* the samples of FIELD of one cell, per op, warm-up dropped */
+static void cell_field_samples(const char *section, const char *key, const char *val,
+			       const char *op, const char *field, struct vec *out)
 {
 	int lo = min_rep(section), hi = max_rep(section);
 	double v;
 
 	for (int r = lo; r <= hi; r++)
-		if (find_cell(section, key, val, op, r, &v))
+		if (find_cell_field(section, key, val, op, r, field, &v))
 			vpush(out, v);
+}
+
+/* the samples of one cell (ns per op), warm-up dropped */
+static void cell_samples(const char *section, const char *key, const char *val, const char *op,
+			 struct vec *out)
+{
+	cell_field_samples(section, key, val, op, "ns", out);
 }
 
 /* paired ratios X/BASE over the repetitions */
@@ -1331,21 +1345,13 @@ static void tier_rows(struct out *o)
 	}
 	for (size_t v = 0; v < sizeof(var) / sizeof(var[0]); v++) {
 		struct vec s = {}, c = {};
-		json_t *r;
-		size_t i;
 
 		cell_samples("startup", "variant", var[v], NULL, &s);
 		json_object_set_new(start, var[v], json_real(s.n ? vmedian(&s) : -1));
 		/* and the CPU of the command and all it waited for: under
 		 * -icount a guest that waits for the host (the 9p root's
 		 * round trips) idles, and its clock jumps to the next timer */
-		json_array_foreach(raw, i, r) {
-			double ns;
-
-			if (is(r, "section", "startup") && is(r, "variant", var[v]) &&
-			    cell_per_iter(r, "cpu_ns", &ns))
-				vpush(&c, ns);
-		}
+		cell_field_samples("startup", "variant", var[v], NULL, "cpu_ns", &c);
 		snprintf(t, sizeof(t), "%s_cpu", var[v]);
 		json_object_set_new(start, t, json_real(c.n ? vmedian(&c) : -1));
 		vfree(&s);
